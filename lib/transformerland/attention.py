@@ -1,0 +1,115 @@
+"""Scaled dot-product self-attention, small enough to read in one sitting.
+
+Shapes use ``B`` for batch, ``H`` for heads, ``T`` for sequence length (tokens),
+``D`` for the model width and ``d`` for the width of one head.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._validation import require_positive_int, require_tensor
+from .encodings.alibi import alibi_bias
+from .encodings.rotary import apply_rotary
+
+
+def causal_mask(length: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """Boolean ``(T, T)`` mask, ``True`` where query ``i`` may attend to key ``j`` (``j <= i``)."""
+    length = require_positive_int(length, "length")
+    return torch.ones(length, length, dtype=torch.bool, device=device).tril()
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+    bias: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention ``softmax(q kᵀ / √d + bias) v``.
+
+    Args:
+        q: queries, ``(..., T_q, d)``.
+        k: keys, ``(..., T_k, d)``.
+        v: values, ``(..., T_k, d_v)``.
+        mask: optional boolean, broadcastable to ``(..., T_q, T_k)``; ``False`` blocks a pair.
+        bias: optional additive scores, broadcastable to ``(..., T_q, T_k)`` (ALiBi uses this).
+
+    Returns:
+        ``(output, weights)`` with shapes ``(..., T_q, d_v)`` and ``(..., T_q, T_k)``.
+    """
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        require_tensor(t, name)
+        if t.dim() < 2:
+            raise ValueError(
+                f"{name} must have at least 2 dimensions (..., tokens, features), got shape {tuple(t.shape)}."
+            )
+    if q.shape[-1] != k.shape[-1]:
+        raise ValueError(
+            f"q and k must have the same feature size to be compared, got q {tuple(q.shape)} and k {tuple(k.shape)}."
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise ValueError(f"k and v must have one row per key, got k {tuple(k.shape)} and v {tuple(v.shape)}.")
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+    if bias is not None:
+        scores = scores + bias
+    if mask is not None:
+        if mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}.")
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+class SelfAttention(nn.Module):
+    """Multi-head self-attention with optional causal mask, rotary (RoPE) or ALiBi positions.
+
+    Args:
+        d_model: width ``D`` of the token vectors.
+        n_heads: number of heads ``H``; must divide ``d_model``.
+        causal: if ``True``, token ``i`` sees only tokens ``0..i``.
+        rotary: if ``True``, rotate queries and keys by their positions (RoPE) in every head.
+        alibi: if ``True``, add ALiBi's linear distance penalty to the scores.
+        rope_base: base of the rotary frequencies.
+    """
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        *,
+        causal: bool = False,
+        rotary: bool = False,
+        alibi: bool = False,
+        rope_base: float = 10000.0,
+    ) -> None:
+        super().__init__()
+        d_model = require_positive_int(d_model, "d_model")
+        n_heads = require_positive_int(n_heads, "n_heads")
+        if d_model % n_heads:
+            raise ValueError(f"n_heads must divide d_model, got d_model={d_model} and n_heads={n_heads}.")
+        if rotary and (d_model // n_heads) % 2:
+            raise ValueError(f"rotary attention needs an even head width, got d_model/n_heads = {d_model // n_heads}.")
+        self.n_heads, self.causal, self.rotary, self.alibi, self.rope_base = n_heads, causal, rotary, alibi, rope_base
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+    def forward(
+        self, x: torch.Tensor, return_weights: bool = False
+    ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """``x``: ``(B, T, D)`` → ``(B, T, D)``; with ``return_weights`` also ``(B, H, T, T)``."""
+        require_tensor(x, "x", ndim=3)
+        batch, length, width = x.shape
+        if width != self.qkv.in_features:
+            raise ValueError(f"x has width {width} but this attention layer expects d_model={self.qkv.in_features}.")
+        q, k, v = self.qkv(x).view(batch, length, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)  # each (B, H, T, d)
+        if self.rotary:
+            q, k = apply_rotary(q, base=self.rope_base), apply_rotary(k, base=self.rope_base)
+        mask = causal_mask(length, x.device) if self.causal else None
+        bias = alibi_bias(self.n_heads, length, causal=self.causal, device=x.device) if self.alibi else None
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
+        y = self.out(heads.transpose(1, 2).reshape(batch, length, width))
+        return (y, weights) if return_weights else y

@@ -1,0 +1,54 @@
+"""Learned absolute positions: one trainable row per position, like a word embedding."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from .._validation import require_positive_float, require_positive_int, require_tensor
+
+
+class SequenceTooLongError(ValueError):
+    """A sequence asks for a position that a learned table has no row for."""
+
+
+def check_fits(length: int, max_len: int, what: str = "This learned position table") -> None:
+    """Raise :class:`SequenceTooLongError` if ``length`` positions do not fit in ``max_len`` rows."""
+    if length > max_len:
+        raise SequenceTooLongError(
+            f"{what} has {max_len} rows (positions 0 to {max_len - 1}), but the input has {length} positions. "
+            f"A learned table has no row for position {max_len} or beyond, so it cannot extrapolate. "
+            "Truncate the input, use a sliding window, or extend the table "
+            "(see chapter 5, 'The edge of the map')."
+        )
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """A trainable ``(max_len, d_model)`` table whose row ``p`` is added at position ``p``.
+
+    Args:
+        max_len: number of rows; positions ``0 … max_len - 1`` exist, no others.
+        d_model: width of each row.
+        init_std: standard deviation of the normal initialisation (0.02 as in BERT);
+            ``None`` keeps ``nn.Embedding``'s default N(0, 1).
+    """
+
+    def __init__(self, max_len: int, d_model: int, init_std: float | None = 0.02) -> None:
+        super().__init__()
+        self.max_len = require_positive_int(max_len, "max_len")
+        self.table = nn.Embedding(self.max_len, require_positive_int(d_model, "d_model"))
+        if init_std is not None:
+            nn.init.normal_(self.table.weight, std=require_positive_float(init_std, "init_std"))
+
+    @property
+    def weight(self) -> torch.Tensor:
+        """The table itself, ``(max_len, d_model)``."""
+        return self.table.weight
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x``: ``(B, T, D)`` → ``x + table[:T]``; raises if ``T > max_len``."""
+        require_tensor(x, "x", ndim=3)
+        if x.shape[-1] != self.table.embedding_dim:
+            raise ValueError(f"x has width {x.shape[-1]} but this table has d_model={self.table.embedding_dim}.")
+        check_fits(x.shape[1], self.max_len)
+        return x + self.table.weight[: x.shape[1]]

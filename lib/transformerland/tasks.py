@@ -1,0 +1,124 @@
+"""Synthetic tasks whose answers depend on word order, sized for a CPU.
+
+Every task samples a :class:`Batch` of ``inputs``, ``targets`` and a ``mask`` of the
+target positions that are scored, from an explicit ``torch.Generator`` so that runs repeat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ._validation import require_positive_float, require_positive_int
+
+
+@dataclass
+class Batch:
+    """``inputs`` and ``targets``: ``(B, T)`` long; ``mask``: ``(B, T)`` bool, True where scored."""
+
+    inputs: torch.Tensor
+    targets: torch.Tensor
+    mask: torch.Tensor
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(self.inputs.to(device), self.targets.to(device), self.mask.to(device))
+
+
+class MarkovTask:
+    """Next-token prediction on an order-``order`` Markov source (a causal language model task).
+
+    The first ``order`` tokens of a sequence are uniform; each later token is drawn from a
+    fixed distribution that depends on the ``order`` tokens before it. Only targets with a
+    full context are scored, so the best possible loss is the source's entropy rate.
+
+    Args:
+        vocab_size: number of symbols.
+        order: how many previous tokens the next one depends on.
+        concentration: Dirichlet concentration of the transition rows (smaller: more predictable).
+        seed: seed of the transition table.
+    """
+
+    def __init__(self, vocab_size: int = 16, order: int = 2, concentration: float = 0.3, seed: int = 0) -> None:
+        self.vocab_size = require_positive_int(vocab_size, "vocab_size")
+        self.order = require_positive_int(order, "order")
+        generator = torch.Generator().manual_seed(seed)
+        alpha = torch.full((vocab_size,), require_positive_float(concentration, "concentration"))
+        gamma = torch._standard_gamma(alpha.expand(vocab_size**order, vocab_size).contiguous(), generator=generator)
+        self.transitions = gamma / gamma.sum(-1, keepdim=True)  # (V^order, V)
+
+    def _context_index(self, window: torch.Tensor) -> torch.Tensor:
+        index = torch.zeros(window.shape[0], dtype=torch.long)
+        for j in range(self.order):
+            index = index * self.vocab_size + window[:, j]
+        return index
+
+    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
+        """``length`` model inputs per sequence (so ``length + 1`` tokens are drawn)."""
+        length = require_positive_int(length, "length")
+        if length <= self.order:
+            raise ValueError(f"length must exceed the Markov order {self.order}, got {length}.")
+        seq = torch.empty(batch_size, length + 1, dtype=torch.long)
+        seq[:, : self.order] = torch.randint(self.vocab_size, (batch_size, self.order), generator=generator)
+        for t in range(self.order, length + 1):
+            probs = self.transitions[self._context_index(seq[:, t - self.order : t])]
+            seq[:, t] = torch.multinomial(probs, 1, generator=generator).squeeze(1)
+        mask = torch.ones(batch_size, length, dtype=torch.bool)
+        mask[:, : self.order - 1] = False
+        return Batch(seq[:, :-1], seq[:, 1:], mask)
+
+    def entropy_rate(self, batch: Batch) -> float:
+        """Mean entropy (nats) of the true next-token distribution over the scored targets of ``batch``.
+
+        This is the loss a perfect model would reach on that batch's contexts.
+        """
+        inputs = batch.inputs.cpu()
+        tokens = torch.cat([inputs, batch.targets.cpu()[:, -1:]], dim=1)
+        entropies = []
+        for t in range(self.order, tokens.shape[1]):
+            probs = self.transitions[self._context_index(tokens[:, t - self.order : t])]
+            entropies.append(-(probs * probs.clamp_min(1e-12).log()).sum(-1))
+        return float(torch.stack(entropies).mean())
+
+
+class CopyTask:
+    """Copy a random string: ``BOS x₁ … xₙ SEP x₁ … xₙ``, scored on the copy (causal LM).
+
+    Token ids ``0`` and ``1`` are ``BOS`` and ``SEP``; symbols are ``2 … vocab_size - 1``.
+    The model input has ``2n + 1`` tokens for ``n`` symbols.
+    """
+
+    BOS, SEP = 0, 1
+
+    def __init__(self, vocab_size: int = 18) -> None:
+        self.vocab_size = require_positive_int(vocab_size, "vocab_size")
+        if vocab_size < 4:
+            raise ValueError(f"vocab_size must be at least 4 (BOS, SEP and two symbols), got {vocab_size}.")
+
+    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
+        """``length`` symbols to copy per sequence."""
+        n = require_positive_int(length, "length")
+        symbols = torch.randint(2, self.vocab_size, (batch_size, n), generator=generator)
+        bos = torch.full((batch_size, 1), self.BOS)
+        sep = torch.full((batch_size, 1), self.SEP)
+        seq = torch.cat([bos, symbols, sep, symbols], dim=1)  # (B, 2n + 2)
+        mask = torch.zeros(batch_size, 2 * n + 1, dtype=torch.bool)
+        mask[:, n + 1 :] = True  # targets after SEP: the copy x₁ … xₙ
+        return Batch(seq[:, :-1], seq[:, 1:], mask)
+
+
+class ReverseTask:
+    """Reverse a random string, position by position (an encoder task, ``causal=False``).
+
+    The input is ``x₁ … xₙ``; the target at position ``i`` is ``x_{n+1-i}``. A model with no
+    position information is permutation-equivariant and cannot do this.
+    """
+
+    def __init__(self, vocab_size: int = 16) -> None:
+        self.vocab_size = require_positive_int(vocab_size, "vocab_size")
+
+    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
+        """``length`` symbols per sequence."""
+        length = require_positive_int(length, "length")
+        x = torch.randint(self.vocab_size, (batch_size, length), generator=generator)
+        return Batch(x, x.flip(1), torch.ones_like(x, dtype=torch.bool))

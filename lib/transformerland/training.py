@@ -1,0 +1,164 @@
+"""Training and evaluation loops shared by every chapter: seeded, device-aware, with a progress bar."""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+from torch import nn
+from tqdm import tqdm
+
+from ._validation import require_positive_int
+from .tasks import Batch
+
+
+class Task(Protocol):
+    """Anything with a ``vocab_size`` and a seeded ``sample(batch_size, length, generator)``."""
+
+    vocab_size: int
+
+    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch: ...
+
+
+def pick_device(prefer: str | None = None) -> torch.device:
+    """``prefer`` if given, else CUDA when available, else the CPU."""
+    if prefer is not None:
+        return torch.device(prefer)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def set_seed(seed: int) -> None:
+    """Seed PyTorch's global generators (CPU and CUDA)."""
+    torch.manual_seed(seed)
+
+
+def _lengths(length: int | tuple[int, int]) -> tuple[int, int]:
+    if isinstance(length, tuple):
+        low, high = (require_positive_int(v, "length") for v in length)
+        if low > high:
+            raise ValueError(f"a length range must be (shortest, longest), got {length}.")
+        return low, high
+    length = require_positive_int(length, "length")
+    return length, length
+
+
+def masked_loss(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
+    """Mean cross-entropy over the scored targets. ``logits``: ``(B, T, V)``."""
+    return nn.functional.cross_entropy(logits[batch.mask], batch.targets[batch.mask])
+
+
+@dataclass
+class TrainResult:
+    """Per-step training losses and the wall time the run took."""
+
+    losses: list[float] = field(default_factory=list)
+    seconds: float = 0.0
+    device: str = "cpu"
+
+    def smoothed(self, window: int = 20) -> list[float]:
+        """Running mean of the losses over ``window`` steps (for plotting)."""
+        out, total = [], 0.0
+        for i, loss in enumerate(self.losses):
+            total += loss - (self.losses[i - window] if i >= window else 0.0)
+            out.append(total / min(i + 1, window))
+        return out
+
+
+def train(
+    model: nn.Module,
+    task: Task,
+    *,
+    steps: int,
+    length: int | tuple[int, int],
+    batch_size: int = 32,
+    lr: float = 3e-3,
+    weight_decay: float = 0.01,
+    warmup: int = 100,
+    clip: float = 1.0,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    desc: str = "training",
+) -> TrainResult:
+    """Train ``model`` on batches from ``task`` with AdamW, warm-up and cosine decay.
+
+    Args:
+        steps: optimiser steps.
+        length: training length, or a ``(shortest, longest)`` range sampled per batch.
+        seed: seeds the data and any randomness in the model's forward pass.
+        device: where to train; the default is :func:`pick_device`.
+        progress: show a progress bar.
+    """
+    steps = require_positive_int(steps, "steps")
+    low, high = _lengths(length)
+    device = pick_device(None if device is None else str(device))
+    model.to(device).train()
+    generator = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+
+    def schedule(step: int) -> float:
+        if step < warmup:
+            return (step + 1) / warmup
+        return 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimiser, schedule)
+    result = TrainResult(device=str(device))
+    start = time.perf_counter()
+    bar = tqdm(range(steps), desc=desc, disable=not progress, file=sys.stdout, ncols=80, mininterval=1.0)
+    for _ in bar:
+        n = int(torch.randint(low, high + 1, (1,), generator=generator)) if high > low else low
+        batch = task.sample(batch_size, n, generator).to(device)
+        loss = masked_loss(model(batch.inputs), batch)
+        optimiser.zero_grad(set_to_none=True)
+        loss.backward()
+        nn.utils.clip_grad_norm_(model.parameters(), clip)
+        optimiser.step()
+        scheduler.step()
+        result.losses.append(loss.item())
+        bar.set_postfix(loss=f"{result.losses[-1]:.3f}", refresh=False)
+    result.seconds = time.perf_counter() - start
+    model.eval()
+    return result
+
+
+@dataclass
+class EvalResult:
+    """Loss (nats), accuracy over scored tokens, and the share of sequences right in full."""
+
+    loss: float
+    token_accuracy: float
+    sequence_accuracy: float
+
+
+@torch.no_grad()
+def evaluate(
+    model: nn.Module,
+    task: Task,
+    *,
+    length: int,
+    batch_size: int = 64,
+    n_batches: int = 4,
+    seed: int = 1234,
+    device: torch.device | str | None = None,
+) -> EvalResult:
+    """Evaluate ``model`` on fresh batches of one ``length`` (same seed, same batches)."""
+    length = require_positive_int(length, "length")
+    device = pick_device(None if device is None else str(device))
+    model.to(device).eval()
+    generator = torch.Generator().manual_seed(seed)
+    losses, correct, scored, seq_right, seqs = 0.0, 0, 0, 0, 0
+    for _ in range(require_positive_int(n_batches, "n_batches")):
+        batch = task.sample(batch_size, length, generator).to(device)
+        logits = model(batch.inputs)
+        losses += masked_loss(logits, batch).item() * int(batch.mask.sum())
+        hit = (logits.argmax(-1) == batch.targets) | ~batch.mask
+        correct += int((hit & batch.mask).sum())
+        scored += int(batch.mask.sum())
+        seq_right += int(hit.all(dim=1).sum())
+        seqs += batch.inputs.shape[0]
+    return EvalResult(loss=losses / scored, token_accuracy=correct / scored, sequence_accuracy=seq_right / seqs)
