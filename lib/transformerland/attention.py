@@ -22,6 +22,18 @@ def causal_mask(length: int, device: torch.device | str | None = None) -> torch.
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
 
 
+def _require_broadcastable(t: torch.Tensor, name: str, shape: tuple[int, ...]) -> None:
+    """Raise ``ValueError`` unless ``t`` broadcasts to ``shape`` without changing it."""
+    try:
+        fits = torch.broadcast_shapes(t.shape, shape) == torch.Size(shape)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"{name} must broadcast to the scores' shape {shape} (queries × keys), got shape {tuple(t.shape)}."
+        )
+
+
 def scaled_dot_product_attention(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -53,12 +65,26 @@ def scaled_dot_product_attention(
         )
     if k.shape[-2] != v.shape[-2]:
         raise ValueError(f"k and v must have one row per key, got k {tuple(k.shape)} and v {tuple(v.shape)}.")
+    try:
+        batch = torch.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            "q, k and v must agree in their leading (batch, head) dimensions, "
+            f"got q {tuple(q.shape)}, k {tuple(k.shape)} and v {tuple(v.shape)}."
+        ) from None
+    score_shape = (*batch, q.shape[-2], k.shape[-2])
+    if mask is not None:
+        if not isinstance(mask, torch.Tensor):
+            raise TypeError(f"mask must be a boolean torch.Tensor (True = may attend), got {type(mask).__name__}.")
+        if mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}.")
+        _require_broadcastable(mask, "mask", score_shape)
+    if isinstance(bias, torch.Tensor):
+        _require_broadcastable(bias, "bias", score_shape)
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
     if bias is not None:
         scores = scores + bias
     if mask is not None:
-        if mask.dtype != torch.bool:
-            raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}.")
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)
     return weights @ v, weights
@@ -113,3 +139,46 @@ class SelfAttention(nn.Module):
         heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
         y = self.out(heads.transpose(1, 2).reshape(batch, length, width))
         return (y, weights) if return_weights else y
+
+
+def single_head_attention(
+    x: torch.Tensor,
+    w_q: torch.Tensor,
+    w_k: torch.Tensor,
+    w_v: torch.Tensor,
+    mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One attention head with its three weight matrices in plain sight.
+
+    ``Q = x W_q``, ``K = x W_k``, ``V = x W_v``, then ``softmax(Q Kᵀ / √d_k) V``: no biases,
+    no output projection and no positions, so every step of the formula is visible.
+
+    Args:
+        x: token vectors, ``(T, D)`` or ``(B, T, D)``.
+        w_q: query weights, ``(D, d_k)``.
+        w_k: key weights, ``(D, d_k)``.
+        w_v: value weights, ``(D, d_v)``.
+        mask: optional boolean, broadcastable to ``(..., T, T)``; ``False`` blocks query ``i``
+            from key ``j`` (pass :func:`causal_mask` for a decoder).
+
+    Returns:
+        ``(output, weights)`` with shapes ``(..., T, d_v)`` and ``(..., T, T)``; each row of
+        ``weights`` sums to 1.
+    """
+    require_tensor(x, "x", ndim=(2, 3))
+    width = x.shape[-1]
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
+        require_tensor(w, name, ndim=2)
+        if w.shape[0] != width:
+            raise ValueError(
+                f"{name} must have one row per input feature: x has width {width}, so {name} needs shape "
+                f"({width}, ...), got {tuple(w.shape)}."
+            )
+        if w.dtype != x.dtype:
+            raise TypeError(f"{name} has dtype {w.dtype} but x has dtype {x.dtype}; convert with .to(x.dtype).")
+    if w_q.shape[1] != w_k.shape[1]:
+        raise ValueError(
+            "w_q and w_k must give queries and keys of the same width d_k, "
+            f"got w_q {tuple(w_q.shape)} and w_k {tuple(w_k.shape)}."
+        )
+    return scaled_dot_product_attention(x @ w_q, x @ w_k, x @ w_v, mask=mask)

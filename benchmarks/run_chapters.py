@@ -1,0 +1,65 @@
+"""Time every chapter notebook against the book's budgets.
+
+Each notebook is copied into an empty temporary folder and executed there with nbclient,
+as a student would run it. Prints seconds per chapter beside its budget, and the whole book
+against 4 minutes. A benchmark, not a test: it always exits 0 unless a notebook fails to run.
+
+    python benchmarks/run_chapters.py [book/02_sinusoidal.ipynb ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+BOOK_BUDGET = 240.0
+#: Seconds each chapter may take on the 2-core CPU machine (the chapter issues' targets).
+BUDGETS = {
+    "01_why_order_matters": 20.0,
+    "02_sinusoidal": 20.0,
+    "03_learned": 60.0,
+    "04_bert": 45.0,
+    "05_extrapolation": 90.0,
+    "06_relative": 30.0,
+}
+
+
+def run(path: Path) -> float:
+    """Execute ``path`` in a fresh temporary folder; return the wall time in seconds."""
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / path.name
+        shutil.copy(path, copy)
+        nb = nbformat.read(copy, as_version=4)
+        client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": folder}})
+        start = time.perf_counter()
+        client.execute()
+        return time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to time (default: every chapter)")
+    notebooks = parser.parse_args().notebooks or sorted(BOOK.glob("*.ipynb"))
+    print(f"{'chapter':<28}{'seconds':>9}{'budget':>9}  verdict")
+    total = 0.0
+    for path in notebooks:
+        seconds = run(path)
+        total += seconds
+        budget = BUDGETS.get(path.stem, 60.0)
+        verdict = "ok" if seconds <= budget else "OVER BUDGET"
+        print(f"{path.stem:<28}{seconds:>9.1f}{budget:>9.0f}  {verdict}", flush=True)
+    verdict = "ok" if total <= BOOK_BUDGET else "OVER BUDGET"
+    print(f"{'whole book':<28}{total:>9.1f}{BOOK_BUDGET:>9.0f}  {verdict}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

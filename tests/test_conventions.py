@@ -1,0 +1,146 @@
+"""Every chapter notebook keeps the book's conventions (CONTRIBUTING.md).
+
+Each check is a test per notebook, so a failure names the notebook and the broken rule.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOK = ROOT / "book"
+NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+REPO_URL = CONFIG["repository"]["url"].rstrip("/")
+BRANCH = CONFIG["repository"]["branch"]
+
+EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n:label: (ex-\d+-\d+)\n(?:\s*:[a-z-]+:[^\n]*\n)*\s*\n?([^\n]*)")
+SOLUTION = re.compile(r"```\{(solution|solution-start)\} (ex-\d+-\d+)")
+META_LINE = re.compile(
+    r"^\*\*Difficulty:\*\* (★☆☆|★★☆|★★★) · \*\*Objective:\*\* .+ · \*\*Suits:\*\* (homework|lab|discussion)$"
+)
+FORBIDDEN_PATHS = [
+    r"sys\.path",
+    r"os\.chdir",
+    r"['\"]\.\./",
+    r"lib/transformerland",
+    r"/work/",
+    r"_build",
+    r"__file__",
+    r"['\"]book/",
+]
+
+
+def chapter_number(path: Path) -> int:
+    return int(path.name.split("_", 1)[0])
+
+
+def load(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def tags(cell: nbformat.NotebookNode) -> list[str]:
+    return cell.get("metadata", {}).get("tags", [])
+
+
+def markdown(nb: nbformat.NotebookNode) -> str:
+    return "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+
+
+def test_config_points_at_one_repository():
+    assert REPO_URL.startswith("https://github.com/"), "repository.url must be a GitHub address"
+    assert BRANCH == "main", "Colab links need repository.branch: main (Jupyter Book's default is master)"
+    assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+
+
+def test_every_toc_entry_exists():
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [toc["root"]] + [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
+    missing = [f for f in files if not any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb"))]
+    assert not missing, f"_toc.yml lists files that do not exist: {missing}"
+
+
+def test_there_are_chapters():
+    assert NOTEBOOKS, "book/ holds no chapter notebooks"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+class TestNotebook:
+    def test_kernelspec_and_size(self, path: Path):
+        nb = load(path)
+        assert nb.metadata.get("kernelspec", {}).get("name") == "python3", "missing python3 kernelspec"
+        assert path.stat().st_size < 1_000_000, f"{path.name} is over 1 MB"
+
+    def test_title_then_colab_badge(self, path: Path):
+        nb = load(path)
+        assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# "), "first cell: '# Title'"
+        badge = nb.cells[1]
+        link = f"https://colab.research.google.com/github/{REPO_URL.removeprefix('https://github.com/')}"
+        expected = (
+            "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
+            f"({link}/blob/{BRANCH}/book/{path.name})"
+        )
+        assert badge.cell_type == "markdown" and badge.source.strip() == expected, f"second cell must be {expected}"
+        assert {"colab-badge", "remove-cell"} <= set(tags(badge)), "badge cell needs tags colab-badge, remove-cell"
+
+    def test_setup_cell_installs_from_the_configured_repository(self, path: Path):
+        nb = load(path)
+        first_code = next(c for c in nb.cells if c.cell_type == "code")
+        assert {"setup", "remove-cell"} <= set(tags(first_code)), "first code cell must be the set-up cell"
+        assert 'find_spec("transformerland") is None' in first_code.source, "install only when missing"
+        assert f'"transformerland @ git+{REPO_URL}"' in first_code.source, f"install from {REPO_URL}"
+        urls = set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", "\n".join(c.source for c in nb.cells)))
+        assert urls <= {REPO_URL}, f"GitHub addresses other than {REPO_URL}: {urls - {REPO_URL}}"
+
+    def test_no_paths_into_the_repository(self, path: Path):
+        nb = load(path)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            for pattern in FORBIDDEN_PATHS:
+                assert not re.search(pattern, cell.source), f"cell {i} uses a repository path ({pattern})"
+
+    def test_imports_transformerland_and_has_outputs(self, path: Path):
+        nb = load(path)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        assert any("transformerland" in c.source and "import" in c.source for c in code[1:])
+        assert any(c.get("outputs") for c in code), "outputs must be committed (execute the notebook in place)"
+
+    def test_figures_have_alt_text_and_stay_small(self, path: Path):
+        nb = load(path)
+        for i, cell in enumerate(nb.cells):
+            for output in cell.get("outputs", []):
+                png = output.get("data", {}).get("image/png")
+                if png is None:
+                    continue
+                alt = cell.metadata.get("mystnb", {}).get("image", {}).get("alt", "")
+                assert alt.strip(), f"cell {i} draws a figure without mystnb.image.alt metadata"
+                assert len(base64.b64decode(png)) < 300_000, f"cell {i}: figure over 300 KB"
+
+    def test_exercises_are_labelled_numbered_and_described(self, path: Path):
+        text = markdown(load(path))
+        found = EXERCISE.findall(text)
+        assert text.count("```{exercise}") == len(found), "every exercise needs ':label: ex-<chapter>-<n>'"
+        labels = [label for label, _ in found]
+        n = chapter_number(path)
+        assert labels == [f"ex-{n}-{k}" for k in range(1, len(labels) + 1)], f"labels must run ex-{n}-1, ex-{n}-2, …"
+        for label, meta in found:
+            assert META_LINE.match(meta.strip()), f"{label}: first body line must be the meta line, got {meta!r}"
+
+    def test_every_solution_follows_its_exercise(self, path: Path):
+        text = markdown(load(path))
+        exercises = {m.group(1): m.start() for m in EXERCISE.finditer(text)}
+        solved = set()
+        for match in SOLUTION.finditer(text):
+            label = match.group(2)
+            assert label in exercises, f"a solution for {label}, which has no exercise in this notebook"
+            assert match.start() > exercises[label], f"the solution of {label} comes before its exercise"
+            solved.add(label)
+        assert solved == set(exercises), f"exercises without a solution: {sorted(set(exercises) - solved)}"
+        assert text.count("{solution-start}") == text.count("{solution-end}"), "unbalanced solution-start/end"
