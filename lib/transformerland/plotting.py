@@ -60,12 +60,12 @@ def heatmap(
 
     ``diverging`` centres a two-sided colour map on zero (for cosines and signed values).
     """
-    values = torch.as_tensor(matrix).detach().float().cpu()
-    if values.dim() != 2:
+    values = torch.as_tensor(matrix).detach().float().cpu().numpy()
+    if values.ndim != 2:
         raise ValueError(f"heatmap needs a 2-D matrix, got shape {tuple(values.shape)}.")
     ax = ax or plt.subplots()[1]
     if diverging:
-        limit = float(values.abs().max()) or 1.0
+        limit = float(abs(values).max()) or 1.0
         image = ax.imshow(values, cmap=DIVERGING_CMAP, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
     else:
         image = ax.imshow(values, cmap=SEQUENTIAL_CMAP, aspect="auto", interpolation="nearest")
