@@ -1,0 +1,190 @@
+"""Checkers for chapter 4, the Confluence: BERT's three-way sum on real weights.
+
+- :func:`check_bert_sum` (ex-4-1): assemble ``LayerNorm(word + segment + position)`` by hand.
+- :func:`check_segment_ids` (ex-4-2): the segment ids of ``[CLS] A [SEP] B [SEP]``.
+- :func:`check_most_alike_pair` (ex-4-3): the two distinct positions whose rows are most alike.
+
+Each runs the student's function on small cases of its own (no weights needed), compares it
+with the expected answer, and when it differs, tries to recognise the mistake to name it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import torch
+
+from .checking import Check, CheckResult
+
+__all__ = ["check_bert_sum", "check_most_alike_pair", "check_segment_ids"]
+
+
+def _layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor, eps: float, unbiased: bool = False):
+    mean = x.mean(-1, keepdim=True)
+    var = x.var(-1, unbiased=unbiased, keepdim=True)
+    return (x - mean) / torch.sqrt(var + eps) * gain + bias
+
+
+def _bert_sum_variants(ids, segments, word, segment, position, gain, bias, eps) -> dict[str, torch.Tensor]:
+    """The right answer (key ``"right"``) and the typical wrong ones, each ``(B, T, D)``."""
+    t = ids.shape[1]
+    w, s, p = word[ids], segment[segments], position[:t]
+    return {
+        "right": _layer_norm(w + s + p, gain, bias, eps),
+        "no_layer_norm": w + s + p,
+        "no_segment": _layer_norm(w + p, gain, bias, eps),
+        "no_position": _layer_norm(w + s, gain, bias, eps),
+        "positions_from_1": _layer_norm(w + s + position[1 : t + 1], gain, bias, eps),
+        "positions_from_ids": _layer_norm(w + s + position[ids], gain, bias, eps),
+        "unbiased_variance": _layer_norm(w + s + p, gain, bias, eps, unbiased=True),
+        "no_gain_or_bias": _layer_norm(w + s + p, torch.ones_like(gain), torch.zeros_like(bias), eps),
+        "no_bias": _layer_norm(w + s + p, gain, torch.zeros_like(bias), eps),
+    }
+
+
+_SUM_HINTS = {
+    "no_layer_norm": "you return the raw sum; BERT normalises it with LayerNorm (and its gain and bias) afterwards.",
+    "no_segment": "the segment stream is missing: add segment_table[token_type_ids] for every token.",
+    "no_position": "the seat stream is missing: add the position table's rows 0, 1, …, T-1.",
+    "positions_from_1": "positions count from 0: the token [CLS] sits at position 0 and takes row 0.",
+    "positions_from_ids": "position rows are chosen by where a token stands (0 … T-1), not by its token id.",
+    "unbiased_variance": "LayerNorm divides by D, not D - 1: use the biased variance (unbiased=False).",
+    "no_gain_or_bias": "after normalising, scale by ln_weight and add ln_bias (LayerNorm's learned gain and bias).",
+    "no_bias": "you scale by ln_weight but forgot to add ln_bias.",
+}
+
+
+def check_bert_sum(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """ex-4-1: ``fn(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps)``.
+
+    ``input_ids`` and ``token_type_ids`` are ``(B, T)``; the tables ``(V, D)``, ``(S, D)``,
+    ``(P, D)``; ``ln_weight`` and ``ln_bias`` ``(D,)``. ``fn`` must return ``(B, T, D)``:
+    ``LayerNorm(word[ids] + segment[segments] + position[0 … T-1])`` (BERT's layer without dropout).
+    """
+    with Check("ex-4-1", "the three-way sum with LayerNorm") as check:
+        g = torch.Generator().manual_seed(4)
+        vocab, segments_n, positions_n, d = 23, 2, 24, 8
+        tables = (
+            torch.randn(vocab, d, generator=g),
+            torch.randn(segments_n, d, generator=g),
+            torch.randn(positions_n, d, generator=g),
+            1 + 0.3 * torch.randn(d, generator=g),
+            0.5 * torch.randn(d, generator=g),
+        )
+        cases = [
+            (torch.tensor([[3, 17, 5, 9, 2, 21, 14]]), torch.tensor([[0, 0, 0, 0, 1, 1, 1]])),
+            (torch.tensor([[1, 4, 4, 8], [20, 0, 13, 2]]), torch.tensor([[0, 0, 1, 1], [0, 1, 1, 1]])),
+            (torch.tensor([[7]]), torch.tensor([[0]])),
+        ]
+        for ids, segments in cases:
+            got = check.call(fn, ids.clone(), segments.clone(), *(t.clone() for t in tables), 1e-12)
+            shape = (*ids.shape, d)
+            check.that(
+                isinstance(got, torch.Tensor),
+                f"it returned a {type(got).__name__}, not a tensor",
+                "return the (B, T, D) tensor itself.",
+            )
+            check.that(
+                tuple(got.shape) == shape,
+                f"for input_ids of shape {tuple(ids.shape)} the result has shape {tuple(got.shape)}, not {shape}",
+                "one row of width D per token: index each table with a (B, T) tensor of ids.",
+            )
+            variants = _bert_sum_variants(ids, segments, *tables, 1e-12)
+            mistake = next(
+                (
+                    name
+                    for name, value in variants.items()
+                    if torch.allclose(got.detach().double(), value.double(), atol=1e-4)
+                ),
+                None,
+            )
+            check.that(
+                mistake == "right",
+                f"for input_ids {ids.tolist()} the result differs from BERT's embedding layer",
+                _SUM_HINTS.get(
+                    mistake,
+                    "look up one row per token in each table, add the three, then normalise each token's "
+                    "D values (mean 0, variance 1, eps inside the square root), scale by ln_weight and add ln_bias.",
+                ),
+            )
+    return check.result
+
+
+def _expected_segments(tokens: Sequence[str]) -> list[int]:
+    first = tokens.index("[SEP]")
+    return [0 if i <= first else 1 for i in range(len(tokens))]
+
+
+def _segment_hint(tokens: Sequence[str], got: list[int], want: list[int]) -> str:
+    """Name the likely mistake behind a wrong list of segment ids."""
+    first, last = tokens.index("[SEP]"), len(tokens) - 1
+    if got[first] == 1 and want[first] == 0:
+        return "the [SEP] that closes sentence A still belongs to segment A: give it 0."
+    if first != last and got[last] == 0 and got[first + 1 : last] == want[first + 1 : last]:
+        return "the final [SEP] closes sentence B, so it belongs to segment B: give it 1."
+    if first != last and not any(got):
+        return "every token after the first [SEP] (sentence B and its [SEP]) belongs to segment 1."
+    if got[0] != 0:
+        return "[CLS] opens sentence A, so its segment id is 0."
+    return "0 from [CLS] up to and including the first [SEP], then 1 to the end."
+
+
+def check_segment_ids(fn: Callable[[list[str]], Sequence[int]]) -> CheckResult:
+    """ex-4-2: ``fn(tokens)`` → one segment id per token of ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``."""
+    with Check("ex-4-2", "segment ids for sentence pairs") as check:
+        cases = [
+            ["[CLS]", "the", "apple", "fell", ".", "[SEP]", "it", "was", "ripe", ".", "[SEP]"],
+            ["[CLS]", "where", "do", "words", "stand", "?", "[SEP]"],
+            ["[CLS]", "a", "[SEP]", "b", "[SEP]"],
+            ["[CLS]", "bert", "##ha", "keeps", "the", "basin", "[SEP]", "three", "streams", "[SEP]"],
+        ]
+        for tokens in cases:
+            got = check.call(fn, list(tokens))
+            try:
+                got = [int(x) for x in got]
+            except (TypeError, ValueError):
+                check.that(False, f"it returned {got!r}", "return a list (or 1-D tensor) of integers, one per token.")
+            want = _expected_segments(tokens)
+            check.that(
+                len(got) == len(tokens),
+                f"for {len(tokens)} tokens it returned {len(got)} segment ids",
+                "return exactly one segment id per token, [CLS] and every [SEP] included.",
+            )
+            check.that(got == want, f"for {' '.join(tokens)} it returned {got}", _segment_hint(tokens, got, want))
+    return check.result
+
+
+def _pair_hint(got: tuple[int, int], want: tuple[int, int], n: int) -> str:
+    """Name the likely mistake behind a wrong pair (the traps are planted in :func:`check_most_alike_pair`)."""
+    if got[0] == got[1]:
+        return "every row is perfectly alike to itself: leave out the diagonal (i == j)."
+    if got == want[::-1]:
+        return "return the smaller position first: (i, j) with i < j."
+    if set(got) in ({5, 9}, {n - 1 - 5, n - 1 - 9}):
+        return "compare directions, not lengths: normalise each row (cosine similarity), not raw dot products."
+    if set(got) in ({6, 13}, {n - 1 - 6, n - 1 - 13}):
+        return "most alike means the largest cosine; a cosine near -1 (opposite rows) is the least alike."
+    return "compute the cosine of every pair of distinct rows and take the pair with the largest one."
+
+
+def check_most_alike_pair(fn: Callable[[torch.Tensor], tuple[int, int]]) -> CheckResult:
+    """ex-4-3: ``fn(table)`` with ``table`` ``(N, D)`` → ``(i, j)``, ``i < j``, the rows with the largest cosine."""
+    with Check("ex-4-3", "the most alike pair of positions") as check:
+        g = torch.Generator().manual_seed(43)
+        n, d = 16, 8
+        table = torch.randn(n, d, generator=g)
+        table[11] = table[3] + 0.05 * torch.randn(d, generator=g)  # the most alike pair, cosine about 0.999
+        table[6] = -table[13] + 0.01 * torch.randn(d, generator=g)  # opposite directions, cosine about -1
+        table[5] = 10 * torch.randn(d, generator=g)  # long rows: a large dot product, a smaller cosine
+        table[9] = table[5] + 3 * torch.randn(d, generator=g)
+        cases = [(table, (3, 11)), (table.flip(0), (n - 1 - 11, n - 1 - 3)), (table[[4, 11, 0, 3]], (1, 3))]
+        for case, want in cases:
+            got = check.call(fn, case.clone())
+            try:
+                pair = tuple(int(x) for x in got)
+            except (TypeError, ValueError):
+                pair = ()
+            check.that(len(pair) == 2, f"it returned {got!r}", "return two positions, a tuple (i, j) of ints.")
+            got = pair
+            check.that(got == want, f"for a {tuple(case.shape)} table it returned {got}", _pair_hint(got, want, n))
+    return check.result
