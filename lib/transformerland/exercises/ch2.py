@@ -1,0 +1,325 @@
+"""Checkers for chapter 2, the Clock Room (sinusoidal positional encoding).
+
+* :func:`check_sinusoidal_encoding` (ex-2-1): the table from the formula, both layouts.
+* :func:`check_wavelength` (ex-2-2): the wavelength of one column of the table.
+* :func:`check_first_near_repeat` (ex-2-4): the first position whose encoding nearly repeats position 0.
+
+Each prints one verdict line and returns a :class:`~transformerland.exercises.checking.CheckResult`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from ..encodings.sinusoidal import sinusoid_frequencies, sinusoidal_encoding, tensor2tensor_frequencies
+from .checking import Check, CheckFailed, CheckResult
+
+#: How close a student's table must be to the reference, entry by entry.
+TABLE_TOLERANCE = 1e-4
+
+
+def _table(
+    num_positions: int,
+    omega: torch.Tensor,
+    layout: str,
+    *,
+    swap: bool = False,
+    floor_angles: bool = False,
+    column_exponents: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """A sinusoid table, right or wrong in one of the ways a student might go wrong. Shape ``(N, d)``."""
+    positions = torch.arange(num_positions, dtype=torch.float64)[:, None]
+    if column_exponents is not None:  # every column its own frequency: sin in even columns, cos in odd
+        angles = positions * column_exponents[None, :]
+        columns = torch.arange(column_exponents.numel())
+        return torch.where(columns % 2 == 0, angles.sin(), angles.cos())
+    angles = positions * omega[None, :]
+    if floor_angles:
+        angles = torch.floor(angles)
+    first, second = (angles.cos(), angles.sin()) if swap else (angles.sin(), angles.cos())
+    if layout == "interleaved":
+        return torch.stack([first, second], dim=-1).reshape(num_positions, -1)
+    return torch.cat([first, second], dim=-1)
+
+
+def _known_mistakes(num_positions: int, d_model: int, base: float, layout: str) -> list[tuple[torch.Tensor, str, str]]:
+    """Tables produced by typical mistakes, with the problem and hint that name each one."""
+    omega = sinusoid_frequencies(d_model, base)
+    pair = torch.arange(d_model // 2, dtype=torch.float64)
+    other = "concatenated" if layout == "interleaved" else "interleaved"
+    layouts = {
+        "interleaved": "sin in the even columns 2i, cos in the odd columns 2i+1",
+        "concatenated": "all d/2 sine columns first, then all d/2 cosine columns",
+    }
+    return [
+        (
+            _table(num_positions, omega, layout, swap=True),
+            "sine and cosine are swapped",
+            "the formula puts sin(pos/base^(2i/d)) first in each pair and cos second; row 0 should start 0, 1, 0, 1 "
+            "in the interleaved layout.",
+        ),
+        (
+            _table(num_positions, omega, other),
+            f"with layout={layout!r} the table came out in the {other} layout",
+            f"layout={layout!r} means {layouts[layout]}.",
+        ),
+        (
+            _table(num_positions, torch.ones_like(omega), layout),
+            "every (sin, cos) pair turns at the same speed, as if the exponent 2i/d were always 0",
+            "this is what integer division does: (2 * i) // d_model is 0 for every i < d/2. Use true division (/) "
+            "so that the exponent runs from 0 up to (d-2)/d.",
+        ),
+        (
+            _table(num_positions, omega, layout, floor_angles=True),
+            "the angles were rounded down to whole numbers",
+            "integer division (//) of the position by base^(2i/d) floors the angle; use true division (/).",
+        ),
+        (
+            _table(num_positions, base ** (-pair / d_model), layout),
+            "the frequencies fall too slowly: the exponent looks like i/d instead of 2i/d",
+            "for the pair in columns (2i, 2i+1) the exponent is 2i/d_model; with i counting pairs, multiply it by 2.",
+        ),
+        (
+            _table(num_positions, base ** (-4 * pair / d_model), layout),
+            "the frequencies fall twice too fast: the exponent looks like 4i/d instead of 2i/d",
+            "if your loop variable already steps through the even columns 0, 2, 4, … it is 2i itself: "
+            "divide it by d_model, do not double it again.",
+        ),
+        (
+            _table(
+                num_positions,
+                omega,
+                layout,
+                column_exponents=base ** (-torch.arange(d_model, dtype=torch.float64) / d_model),
+            ),
+            "each column got its own frequency, so the cosine column of a pair turns slower than its sine column",
+            "columns 2i and 2i+1 share one frequency, 1/base^(2i/d): use the pair index i, not the column index.",
+        ),
+        (
+            _table(num_positions, 1 / omega, layout),
+            "the frequencies grow instead of shrinking",
+            "divide the position by base^(2i/d) (or multiply by base^(-2i/d)), not multiply by base^(2i/d).",
+        ),
+        *(
+            (
+                _table(num_positions, tensor2tensor_frequencies(d_model, base), some_layout),
+                "the frequencies are spaced as in tensor2tensor and fairseq, log(base)/(d/2 - 1) apart",
+                "the paper's spacing is log(base)/(d/2): the slowest frequency is base^(-(d-2)/d), not 1/base.",
+            )
+            for some_layout in (layout, other)
+        ),
+        (
+            _table(num_positions, sinusoid_frequencies(d_model, 10000.0), layout),
+            f"the table ignores base={base}: it matches base=10000",
+            "use the base argument in the exponent instead of the constant 10000.",
+        ),
+    ]
+
+
+def _tables_close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.allclose(a, b, atol=TABLE_TOLERANCE, rtol=0)
+
+
+def _numbers_close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-4)
+
+
+def _first_match(
+    answer: object, mistakes: list[tuple[object, str, str]], close: Callable[..., bool], fallback: tuple[str, str]
+) -> tuple[str, str]:
+    """The (problem, hint) of the first known mistake whose result is ``close`` to ``answer``, else ``fallback``."""
+    for wrong, problem, hint in mistakes:
+        if close(answer, wrong):
+            return problem, hint
+    return fallback
+
+
+def _as_table(check: Check, got: object, shape: tuple[int, int], call: str) -> torch.Tensor:
+    """Turn the student's result into a float64 tensor of the expected shape, or stop with a hint."""
+    try:
+        table = torch.as_tensor(got)
+    except (TypeError, ValueError, RuntimeError):
+        raise CheckFailed(
+            f"{call} returned a {type(got).__name__}, which is not a table of numbers",
+            "return a torch.Tensor (or a NumPy array) of shape (num_positions, d_model).",
+        ) from None
+    check.that(
+        tuple(table.shape) == shape,
+        f"{call} has shape {tuple(table.shape)}, expected {shape}",
+        "rows are positions 0 … num_positions-1 and columns are the d_model dimensions.",
+    )
+    check.that(
+        table.is_floating_point(),
+        f"{call} has dtype {table.dtype}; the sines and cosines were rounded to integers",
+        "create the table as floats, e.g. torch.zeros(num_positions, d_model) (float32 by default).",
+    )
+    table = table.double()
+    check.that(
+        bool(torch.isfinite(table).all()),
+        f"{call} contains NaN or infinite values",
+        "look for a division by zero or a power that overflows in your exponent.",
+    )
+    return table
+
+
+def check_sinusoidal_encoding(fn: Callable[..., object]) -> CheckResult:
+    """ex-2-1: ``fn(num_positions, d_model, base=10000.0, layout="interleaved")`` builds the table from the formula."""
+    cases: list[tuple[int, int, float | None, str | None]] = [
+        (16, 8, None, None),  # the defaults: base 10000, interleaved
+        (50, 64, 10000.0, "interleaved"),
+        (12, 6, 10000.0, "interleaved"),
+        (1, 2, 10000.0, "interleaved"),
+        (40, 8, 500.0, "interleaved"),
+        (16, 8, 10000.0, "concatenated"),
+        (30, 12, 10.0, "concatenated"),
+    ]
+    with Check("ex-2-1", "sinusoidal table, both layouts") as check:
+        for num_positions, d_model, base, layout in cases:
+            if base is None:
+                got = check.call(fn, num_positions, d_model)
+                base, layout, call = 10000.0, "interleaved", f"fn({num_positions}, {d_model})"
+            else:
+                got = check.call(fn, num_positions, d_model, base=base, layout=layout)
+                call = f"fn({num_positions}, {d_model}, base={base}, layout={layout!r})"
+            table = _as_table(check, got, (num_positions, d_model), call)
+            expected = sinusoidal_encoding(num_positions, d_model, base, layout).double()
+            worst = float((table - expected).abs().max())
+            problem, hint = "", ""
+            if worst > TABLE_TOLERANCE:
+                row, column = divmod(int((table - expected).abs().argmax()), d_model)
+                problem, hint = _first_match(
+                    table,
+                    _known_mistakes(num_positions, d_model, base, layout),
+                    _tables_close,
+                    (
+                        f"differs from the formula by up to {worst:.3g}, first at position {row}, column {column}",
+                        "column 2i holds sin(pos / base^(2i/d)) and column 2i+1 holds cos of the same angle; "
+                        "compute that one entry by hand and compare.",
+                    ),
+                )
+            check.that(worst <= TABLE_TOLERANCE, f"{call}: {problem}", hint)
+    return check.result
+
+
+def _reference_wavelength(column: int, d_model: int, base: float) -> float:
+    return 2 * math.pi / float(sinusoid_frequencies(d_model, base)[column // 2])
+
+
+def check_wavelength(fn: Callable[..., object]) -> CheckResult:
+    """ex-2-2: ``fn(column, d_model, base=10000.0)`` returns the wavelength, in positions, of that column."""
+    cases = [(256, 512, 10000.0), (257, 512, 10000.0), (7, 16, 100.0), (0, 64, 10000.0), (1, 64, 10000.0)]
+    cases += [(62, 64, 10000.0), (10, 12, 10.0)]
+    with Check("ex-2-2", "wavelengths") as check:
+        for column, d_model, base in cases:
+            call = f"fn({column}, {d_model}, base={base})"
+            got = check.call(fn, column, d_model, base=base)
+            try:
+                value = float(got)  # type: ignore[arg-type]
+            except (TypeError, ValueError, RuntimeError):
+                raise CheckFailed(
+                    f"{call} returned {got!r}, not a single number",
+                    "return one number: how many positions it takes that column to repeat.",
+                ) from None
+            expected = _reference_wavelength(column, d_model, base)
+            pair = column // 2
+            mistakes = [
+                (
+                    expected / (2 * math.pi),
+                    "that is the wavelength divided by 2π",
+                    "a full turn of the hand is 2π radians: the wavelength is 2π divided by the frequency.",
+                ),
+                (
+                    2 * math.pi / expected,
+                    "that is the frequency (radians per position), not the wavelength",
+                    "the wavelength is the number of positions for one full turn: 2π / frequency.",
+                ),
+                (
+                    2 * math.pi * base ** (2 * column / d_model),
+                    "the column number was used as the pair index i",
+                    "columns 2i and 2i+1 form pair i, whose exponent is 2i/d: take i = column // 2.",
+                ),
+                (
+                    2 * math.pi * base ** (column / d_model),
+                    "the odd column got an exponent of its own",
+                    "an odd column 2i+1 holds the cosine of the angle in column 2i, so it has the same wavelength.",
+                ),
+                (
+                    2 * math.pi * base ** (pair / d_model),
+                    "the exponent looks like i/d instead of 2i/d",
+                    "pair i has frequency 1/base^(2i/d); remember the factor 2.",
+                ),
+            ]
+            problem, hint = _first_match(
+                value,
+                mistakes,
+                _numbers_close,
+                (
+                    "that is not the wavelength of this column",
+                    "pair i = column // 2 turns at 1/base^(2i/d) radians per position; one turn is 2π radians.",
+                ),
+            )
+            check.that(_numbers_close(value, expected), f"{call} = {value:.6g}: {problem}", hint)
+    return check.result
+
+
+def _distances_from_origin(d_model: int, base: float, max_position: int) -> torch.Tensor:
+    """``‖PE(k) - PE(0)‖`` for ``k = 0 … max_position``, shape ``(max_position + 1,)``."""
+    k = torch.arange(max_position + 1, dtype=torch.float64)[:, None]
+    return (2 * (1 - torch.cos(k * sinusoid_frequencies(d_model, base))).sum(-1)).sqrt()
+
+
+def _reference_first_near_repeat(d_model: int, base: float, tol: float, max_position: int) -> int | None:
+    near = (_distances_from_origin(d_model, base, max_position)[1:] < tol).nonzero()
+    return int(near[0]) + 1 if len(near) else None
+
+
+def _near_repeat_hint(
+    got: int | None, expected: int | None, d_model: int, base: float, tol: float, max_position: int
+) -> str:
+    """The likely mistake behind a wrong answer to ex-2-4."""
+    if got == 0:
+        return "position 0 is always at distance 0 from itself: start the search at position 1."
+    if got is not None and not 1 <= got <= max_position:
+        return f"the answer must be a position between 1 and max_position ({max_position}), or None."
+    if expected is None:
+        return (
+            f"no position up to {max_position} is within {tol} of position 0: return None when the search finds "
+            "nothing, and compare the Euclidean distance ‖PE(k) - PE(0)‖ with tol itself (not its square)."
+        )
+    if got is None:
+        return f"there is such a position within 1 … {max_position}: search every position up to and including it."
+    if abs(got - expected) == 1:
+        return "one away from the answer: row r of sinusoidal_encoding(n, d) is position r; check your offsets."
+    if got < expected:
+        distance = float(_distances_from_origin(d_model, base, got)[got])
+        return (
+            f"‖PE({got}) - PE(0)‖ = {distance:.3f}, not below {tol}: use the Euclidean distance of the whole "
+            "vectors, with the requested d_model and base."
+        )
+    return "an earlier position is already within tol of position 0: check every position from 1 upwards, in order."
+
+
+def check_first_near_repeat(fn: Callable[..., object]) -> CheckResult:
+    """ex-2-4: ``fn(d_model, base, tol, max_position)``: the first ``k`` in ``1 … max_position`` with
+    ``‖PE(k) - PE(0)‖ < tol``, or ``None`` when there is none."""
+    cases = [(4, 100.0, 0.2, 1000), (4, 10.0, 0.2, 1000), (6, 10.0, 0.5, 1000), (8, 10.0, 0.5, 5000)]
+    cases += [(4, 10.0, 0.2, 300), (64, 10000.0, 0.5, 2000)]
+    with Check("ex-2-4", "first near-repeats") as check:
+        for d_model, base, tol, max_position in cases:
+            call = f"fn({d_model}, {base}, {tol}, {max_position})"
+            got = check.call(fn, d_model, base, tol, max_position)
+            expected = _reference_first_near_repeat(d_model, base, tol, max_position)
+            if got is not None:
+                try:
+                    got = int(got)  # type: ignore[call-overload]
+                except (TypeError, ValueError, RuntimeError):
+                    raise CheckFailed(
+                        f"{call} returned {got!r}, not a position",
+                        "return a whole number (the position) or None.",
+                    ) from None
+            hint = "" if got == expected else _near_repeat_hint(got, expected, d_model, base, tol, max_position)
+            check.that(got == expected, f"{call} returned {got}", hint)
+    return check.result
