@@ -122,3 +122,36 @@ class ReverseTask:
         length = require_positive_int(length, "length")
         x = torch.randint(self.vocab_size, (batch_size, length), generator=generator)
         return Batch(x, x.flip(1), torch.ones_like(x, dtype=torch.bool))
+
+
+class SortTask:
+    """Sort a random string in place (an encoder task, ``causal=False``).
+
+    The input is ``x₁ … xₙ``; the target at position ``i`` is the ``i``-th smallest symbol.
+    What to write is fixed by the bag of symbols alone; where to write it is fixed by the
+    position. A model with no position information is permutation-equivariant: its best
+    strategy is to write the bag's most frequent symbol everywhere
+    (see :meth:`position_free_ceiling`).
+    """
+
+    def __init__(self, vocab_size: int = 16) -> None:
+        self.vocab_size = require_positive_int(vocab_size, "vocab_size")
+
+    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
+        """``length`` symbols per sequence; every target is scored."""
+        length = require_positive_int(length, "length")
+        x = torch.randint(self.vocab_size, (batch_size, length), generator=generator)
+        return Batch(x, x.sort(dim=1).values, torch.ones_like(x, dtype=torch.bool))
+
+    def position_free_ceiling(self, batch: Batch) -> float:
+        """The best token accuracy a model blind to positions can expect on ``batch``.
+
+        Such a model gives the same answer at every position holding the same symbol, and
+        each position is equally likely to be any rank, so the best it can do is to answer the
+        bag's most frequent symbol everywhere: right ``(count of the mode) / n`` of the time.
+        Returns that share averaged over the batch's sequences.
+        """
+        inputs = batch.inputs.cpu()
+        counts = torch.zeros(inputs.shape[0], self.vocab_size, dtype=torch.long)
+        counts.scatter_add_(1, inputs, torch.ones_like(inputs))
+        return float((counts.max(dim=1).values / inputs.shape[1]).mean())

@@ -1,0 +1,113 @@
+"""The synthetic tasks: shapes, masks, targets, determinism and bad input."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from transformerland.tasks import Batch, CopyTask, MarkovTask, ReverseTask, SortTask
+
+TASKS = {
+    "markov": lambda: MarkovTask(vocab_size=6, order=2),
+    "copy": lambda: CopyTask(vocab_size=8),
+    "reverse": lambda: ReverseTask(vocab_size=8),
+    "sort": lambda: SortTask(vocab_size=8),
+}
+#: Model-input length for a requested ``length``: the copy task doubles it and adds BOS.
+INPUT_LENGTH = {"markov": lambda n: n, "copy": lambda n: 2 * n + 1, "reverse": lambda n: n, "sort": lambda n: n}
+
+
+def sample(name: str, batch: int = 4, length: int = 6, seed: int = 0) -> Batch:
+    return TASKS[name]().sample(batch, length, torch.Generator().manual_seed(seed))
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_shapes_dtypes_and_vocabulary(name: str) -> None:
+    batch = sample(name)
+    shape = (4, INPUT_LENGTH[name](6))
+    assert batch.inputs.shape == batch.targets.shape == batch.mask.shape == shape
+    assert batch.inputs.dtype == batch.targets.dtype == torch.long
+    assert batch.mask.dtype == torch.bool and batch.mask.any()
+    vocab = TASKS[name]().vocab_size
+    for t in (batch.inputs, batch.targets):
+        assert int(t.min()) >= 0 and int(t.max()) < vocab
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_same_seed_same_batch_other_seed_other_batch(name: str) -> None:
+    a, b, c = sample(name, seed=5), sample(name, seed=5), sample(name, seed=6)
+    assert torch.equal(a.inputs, b.inputs) and torch.equal(a.targets, b.targets) and torch.equal(a.mask, b.mask)
+    assert not torch.equal(a.inputs, c.inputs)
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_bad_lengths_are_named(name: str) -> None:
+    with pytest.raises(ValueError, match="length"):
+        sample(name, length=0)
+    with pytest.raises(TypeError, match="length"):
+        TASKS[name]().sample(2, 4.0, torch.Generator())
+
+
+def test_batch_moves_all_three_tensors() -> None:
+    moved = sample("sort").to("cpu")
+    assert moved.inputs.device.type == moved.targets.device.type == moved.mask.device.type == "cpu"
+
+
+def test_markov_targets_are_the_next_tokens_and_the_mask_skips_short_contexts() -> None:
+    batch = sample("markov", length=10)
+    assert torch.equal(batch.inputs[:, 1:], batch.targets[:, :-1])
+    assert not batch.mask[:, :1].any() and batch.mask[:, 1:].all()  # order 2: target 0 lacks a full context
+    task = MarkovTask(vocab_size=6, order=2)
+    torch.testing.assert_close(task.transitions.sum(-1), torch.ones(36))
+    assert 0.0 < task.entropy_rate(batch) < math.log(6)
+
+
+def test_markov_rejects_lengths_within_its_order() -> None:
+    with pytest.raises(ValueError, match="Markov order 3"):
+        MarkovTask(vocab_size=4, order=3).sample(2, 3, torch.Generator())
+
+
+def test_copy_layout_and_mask() -> None:
+    batch = sample("copy", length=5)
+    bos, sep = CopyTask.BOS, CopyTask.SEP
+    sequence = torch.cat([batch.inputs, batch.targets[:, -1:]], dim=1)  # (B, 2n + 2)
+    assert (sequence[:, 0] == bos).all() and (sequence[:, 6] == sep).all()
+    assert torch.equal(sequence[:, 1:6], sequence[:, 7:])
+    assert (sequence[:, 1:6] >= 2).all()  # symbols never collide with BOS or SEP
+    assert not batch.mask[:, :6].any() and batch.mask[:, 6:].all()  # scored on the copy only
+    with pytest.raises(ValueError, match="at least 4"):
+        CopyTask(vocab_size=3)
+
+
+def test_reverse_targets_mirror_the_input() -> None:
+    batch = sample("reverse", length=7)
+    assert torch.equal(batch.targets, batch.inputs.flip(1))
+    assert batch.mask.all()
+
+
+def test_sort_targets_are_the_sorted_input() -> None:
+    batch = sample("sort", batch=16, length=9)
+    assert batch.mask.all()
+    assert (batch.targets.diff(dim=1) >= 0).all()
+    assert torch.equal(batch.targets, batch.inputs.sort(dim=1).values)  # same multiset, in order
+
+
+def test_sort_ceiling_without_positions() -> None:
+    task = SortTask(vocab_size=8)
+    same = Batch(torch.full((2, 5), 3), torch.full((2, 5), 3), torch.ones(2, 5, dtype=torch.bool))
+    assert task.position_free_ceiling(same) == 1.0  # one symbol: the mode is always right
+    distinct = torch.stack([torch.randperm(8, generator=torch.Generator().manual_seed(s)) for s in range(3)])
+    assert task.position_free_ceiling(Batch(distinct, distinct.sort(1).values, distinct >= 0)) == 1 / 8
+    ceiling = SortTask(16).position_free_ceiling(
+        SortTask(16).sample(512, 16, torch.Generator().manual_seed(0))
+    )  # expected share of the most frequent of 16 symbols in 16 draws
+    assert 0.17 < ceiling < 0.21
+
+
+@pytest.mark.parametrize("cls", [ReverseTask, SortTask, CopyTask, MarkovTask])
+def test_bad_vocabulary_is_named(cls: type) -> None:
+    with pytest.raises(ValueError, match="vocab_size"):
+        cls(vocab_size=0)
+    with pytest.raises(TypeError, match="vocab_size"):
+        cls(vocab_size="16")
