@@ -9,13 +9,33 @@ from __future__ import annotations
 
 import torch
 
-from .._validation import require_even, require_positive_float, require_tensor
+from .._validation import require_even, require_positive_float, require_positive_int, require_tensor
 from .sinusoidal import sinusoid_frequencies
 
 
 def rotary_angles(positions: torch.Tensor, dim: int, base: float = 10000.0) -> torch.Tensor:
     """Angles ``positions[:, None] * θ``, shape ``(T, dim/2)``, float64."""
     return positions.to(torch.float64)[:, None] * sinusoid_frequencies(dim, base)[None, :].to(positions.device)
+
+
+def _cos_sin(x: torch.Tensor, positions: torch.Tensor | None, base: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Validate ``x`` ``(..., T, d)`` and ``positions`` ``(T,)``; return cos and sin of the angles, ``(T, d/2)``."""
+    require_tensor(x, "x")
+    if x.dim() < 2:
+        raise ValueError(f"x must have at least 2 dimensions (..., tokens, features), got shape {tuple(x.shape)}.")
+    length, dim = x.shape[-2], x.shape[-1]
+    require_even(dim, "the feature size of x", "RoPE rotates pairs of dimensions.")
+    require_positive_float(base, "base")
+    if positions is None:
+        positions = torch.arange(length, device=x.device)
+    else:
+        require_tensor(positions, "positions")
+        if positions.shape != (length,):
+            raise ValueError(
+                f"positions must have shape ({length},), one position per row of x, got {tuple(positions.shape)}."
+            )
+    angles = rotary_angles(positions, dim, base)
+    return angles.cos().to(x.dtype), angles.sin().to(x.dtype)
 
 
 def apply_rotary(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
@@ -29,18 +49,87 @@ def apply_rotary(x: torch.Tensor, positions: torch.Tensor | None = None, base: f
     Returns:
         The rotated tensor, same shape and dtype as ``x``.
     """
-    require_tensor(x, "x")
-    if x.dim() < 2:
-        raise ValueError(f"x must have at least 2 dimensions (..., tokens, features), got shape {tuple(x.shape)}.")
-    length, dim = x.shape[-2], x.shape[-1]
-    require_even(dim, "the feature size of x", "RoPE rotates pairs of dimensions.")
-    require_positive_float(base, "base")
-    if positions is None:
-        positions = torch.arange(length, device=x.device)
-    elif positions.shape != (length,):
-        raise ValueError(f"positions must have shape ({length},) to match x, got {tuple(positions.shape)}.")
-    angles = rotary_angles(positions, dim, base)
-    cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)  # (T, d/2)
+    cos, sin = _cos_sin(x, positions, base)  # (T, d/2)
     even, odd = x[..., 0::2], x[..., 1::2]
     rotated = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1)
     return rotated.flatten(-2)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    """``[x₁ | x₂] → [-x₂ | x₁]`` on the last dimension (even width ``d``), same shape as ``x``.
+
+    The quarter turn of the "halves" layout used by transformers' LLaMA and by GPT-NeoX:
+    dimension ``i`` is paired with dimension ``i + d/2`` instead of its neighbour.
+    """
+    require_tensor(x, "x")
+    if x.dim() < 1:
+        raise ValueError("x must have at least one dimension (its features), got a 0-dimensional tensor.")
+    require_even(x.shape[-1], "the feature size of x", "rotate_half splits it into two halves.")
+    first, second = x.chunk(2, dim=-1)
+    return torch.cat([-second, first], dim=-1)
+
+
+def apply_rotary_half(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
+    """RoPE in the "halves" layout: dimension ``i`` turns together with dimension ``i + d/2``.
+
+    ``x · cos + rotate_half(x) · sin``, with each of the ``d/2`` angles used twice, as in
+    transformers' ``apply_rotary_pos_emb`` for LLaMA. It is :func:`apply_rotary` up to a
+    fixed reordering of the features: see :func:`halves_to_pairs`.
+
+    Args:
+        x: ``(..., T, d)`` with even ``d``.
+        positions: ``(T,)`` positions of the rows; defaults to ``0 … T-1``.
+        base: frequency base.
+
+    Returns:
+        The rotated tensor, same shape and dtype as ``x``.
+    """
+    cos, sin = _cos_sin(x, positions, base)  # (T, d/2)
+    return x * torch.cat([cos, cos], dim=-1) + rotate_half(x) * torch.cat([sin, sin], dim=-1)
+
+
+def halves_to_pairs(dim: int) -> torch.Tensor:
+    """Feature order that turns the halves layout into adjacent pairs, shape ``(dim,)``.
+
+    ``x[..., halves_to_pairs(d)]`` lists features ``0, d/2, 1, d/2 + 1, …``, so that
+    ``apply_rotary(x[..., p]) == apply_rotary_half(x)[..., p]`` for ``p = halves_to_pairs(d)``.
+    ``torch.argsort(p)`` is the way back.
+    """
+    dim = require_even(require_positive_int(dim, "dim"), "dim", "RoPE rotates pairs of dimensions.")
+    half = torch.arange(dim // 2)
+    return torch.stack([half, half + dim // 2], dim=-1).flatten()
+
+
+def rotary_decay_bound(distances: torch.Tensor, dim: int, base: float = 10000.0) -> torch.Tensor:
+    """RoFormer's relative upper bound on the score at each distance, shape like ``distances``, float64.
+
+    For a query and key ``Δ`` positions apart the score is ``Re Σ_i h_i e^{iΔθ_i}`` (``h_i``: the
+    product of the ``i``-th pairs as complex numbers). Summation by parts bounds its size by
+    ``max_i |h_{i+1} - h_i| · Σ_j |S_j|`` with ``S_j = Σ_{k<j} e^{iΔθ_k}``; this returns the
+    content-free factor ``(1 / (d/2)) Σ_{j=1}^{d/2} |S_j|``, which equals ``(d/2 + 1) / 2`` at ``Δ = 0``
+    and shrinks, with ripples, as ``Δ`` grows.
+
+    Args:
+        distances: ``(N,)`` relative distances ``m - n`` (any real values).
+        dim: the head width ``d`` (even).
+        base: frequency base.
+    """
+    require_tensor(distances, "distances", ndim=1)
+    theta = sinusoid_frequencies(dim, base).to(distances.device)  # (d/2,)
+    angles = distances.to(torch.float64)[:, None] * theta[None, :]  # (N, d/2)
+    partial_sums = torch.polar(torch.ones_like(angles), angles).cumsum(dim=-1)  # S_1 … S_{d/2}
+    return partial_sums.abs().mean(dim=-1)
+
+
+def interpolated_positions(length: int, trained_length: int) -> torch.Tensor:
+    """Position interpolation (Chen et al., 2023): positions for ``length`` tokens, squeezed into the trained range.
+
+    Returns ``(length,)`` float64 positions ``p · trained_length / length`` when
+    ``length > trained_length`` (so they stay below ``trained_length``: the last one is
+    ``trained_length - trained_length / length``), and the plain ``0 … length - 1`` otherwise.
+    Pass them to :func:`apply_rotary` as ``positions``.
+    """
+    length = require_positive_int(length, "length")
+    trained_length = require_positive_int(trained_length, "trained_length")
+    scale = min(1.0, trained_length / length)
+    return torch.arange(length, dtype=torch.float64) * scale

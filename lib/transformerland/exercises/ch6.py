@@ -1,0 +1,261 @@
+"""Checkers for chapter 6, the Observatory (RoPE and ALiBi).
+
+* :func:`check_rope_rotate` (ex-6-1): rotate one vector by RoPE's angles, adjacent pairs.
+* :func:`check_alibi_slopes` (ex-6-2): ALiBi's head slopes for a power-of-two head count.
+* :func:`check_interpolated_positions` (ex-6-5): position interpolation's squeezed positions.
+
+Each prints one verdict line and returns a :class:`~transformerland.exercises.checking.CheckResult`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+
+from ..encodings.alibi import alibi_slopes
+from ..encodings.rotary import apply_rotary, interpolated_positions
+from ..encodings.sinusoidal import sinusoid_frequencies
+from .checking import Check, CheckFailed, CheckResult
+
+#: How close a student's numbers must be to the reference.
+TOLERANCE = 1e-5
+
+
+def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    return got.shape == expected.shape and torch.allclose(got, expected, atol=TOLERANCE, rtol=TOLERANCE)
+
+
+def _as_tensor(value: object, what: str) -> torch.Tensor:
+    """Turn a returned tensor, list or array into a float64 tensor, or stop with a verdict."""
+    try:
+        return torch.as_tensor(value).detach().cpu().to(torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise CheckFailed(
+            f"it returned a {type(value).__name__}, which is not a list of numbers",
+            f"return {what} as a torch.Tensor (a list of floats works too).",
+        ) from None
+
+
+# ex-6-1 ------------------------------------------------------------------------------------------
+
+
+def _rotate_pairs(x: torch.Tensor, angles: torch.Tensor, *, halves: bool = False, clockwise: bool = False):
+    """Rotate the pairs of ``x`` ``(d,)`` by ``angles`` ``(d/2,)``: adjacent pairs, or ``(i, i + d/2)``."""
+    sign = -1.0 if clockwise else 1.0
+    cos, sin = angles.cos(), sign * angles.sin()
+    if halves:
+        first, second = x.chunk(2)
+        return torch.cat([first * cos - second * sin, first * sin + second * cos])
+    even, odd = x[0::2], x[1::2]
+    return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten()
+
+
+def _rope_mistakes(x: torch.Tensor, position: float, base: float) -> list[tuple[torch.Tensor, str]]:
+    """Outputs of typical RoPE slips for one vector ``x`` ``(d,)``, each with the hint that names it."""
+    d = x.numel()
+    theta = sinusoid_frequencies(d, base)
+    i = torch.arange(d // 2, dtype=torch.float64)
+    return [
+        (
+            _rotate_pairs(x, position * theta, halves=True),
+            "you paired dimension i with dimension i + d/2 (the 'rotate_half' layout of LLaMA's code). This exercise "
+            "uses RoFormer's adjacent pairs: (x[0], x[1]), (x[2], x[3]), …",
+        ),
+        (
+            _rotate_pairs(x, position * theta, clockwise=True),
+            "your pairs turn the wrong way (clockwise). Turn (a, b) by the angle φ to "
+            "(a·cos φ − b·sin φ, a·sin φ + b·cos φ).",
+        ),
+        (
+            _rotate_pairs(x, position * base ** (-i / d)),
+            "the frequencies are off: pair i turns at θ_i = base^(−2i/d), with the factor 2 in the exponent.",
+        ),
+        (
+            _rotate_pairs(x, position * base ** (-2 * (i + 1) / d)),
+            "the frequencies start one step late: pair 0 turns at θ_0 = base^0 = 1, so use i = 0 … d/2 − 1.",
+        ),
+        (
+            _rotate_pairs(x, position * base ** (2 * i / d)),
+            "the exponent has the wrong sign: θ_i = base^(−2i/d) gets smaller for later pairs.",
+        ),
+        (
+            _rotate_pairs(x, torch.full((d // 2,), float(position), dtype=torch.float64)),
+            "every pair turns by the same angle. Each pair i has its own frequency: angle = position · θ_i, "
+            "θ_i = base^(−2i/d).",
+        ),
+        (
+            _rotate_pairs(x, theta),
+            "the angle does not grow with the position: pair i turns by position · θ_i.",
+        ),
+    ]
+
+
+def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
+    """ex-6-1: ``fn(x, position, base=10000.0)`` rotates ``x`` ``(d,)`` as RoPE does at ``position``.
+
+    Compares with the library's :func:`~transformerland.encodings.apply_rotary` (position 0,
+    whole and fractional positions, several widths, another base), checks that ``x`` is left
+    unchanged and that scores depend only on the offset.
+    """
+    with Check("ex-6-1", "RoPE on one vector") as check:
+        generator = torch.Generator().manual_seed(61)
+        for d, position, base in (
+            (8, 3, 10000.0),
+            (2, 5, 10000.0),
+            (16, 0, 10000.0),
+            (64, 1000, 10000.0),
+            (8, 2.5, 100.0),
+        ):
+            x = torch.randn(d, generator=generator, dtype=torch.float64)
+            before = x.clone()
+            returned = check.call(fn, x, position, base=base)
+            check.that(
+                torch.equal(x, before),
+                "your function changed its input vector in place",
+                hint="build a new tensor for the result instead of writing into x (x[0::2] = … edits x itself).",
+            )
+            got = _as_tensor(returned, "the rotated vector")
+            check.that(
+                got.shape == x.shape,
+                f"for a vector of width {d} it returned shape {tuple(got.shape)}",
+                hint=f"return a vector of the same width d = {d}: one rotated pair for every pair of x.",
+            )
+            expected = apply_rotary(x[None], torch.tensor([float(position)]), base)[0]
+            if not _close(got, expected):
+                hints = [hint for wrong, hint in _rope_mistakes(x, float(position), base) if _close(got, wrong)]
+                problem = f"for d = {d}, position {position}, base {base:g} the rotated vector is not RoPE's"
+                if float(position) == 0:
+                    problem = f"at position 0 (angle 0) the vector should come back unchanged, for d = {d}"
+                check.that(
+                    False,
+                    problem,
+                    hint=hints[0] if hints else "pair (x[2i], x[2i+1]) turns by the angle position · base^(−2i/d).",
+                )
+        q, k = torch.randn(2, 32, generator=generator, dtype=torch.float64)
+        rotated = [(check.call(fn, q, n + 4), check.call(fn, k, n)) for n in (0, 7, 300)]
+        scores = [
+            float(_as_tensor(q_m, "the rotated query") @ _as_tensor(k_n, "the rotated key")) for q_m, k_n in rotated
+        ]
+        check.that(
+            max(scores) - min(scores) < 1e-6 * (1 + abs(scores[0])),
+            "scores of a query 4 positions after its key change with the absolute position",
+            hint="rotate the query and the key by the same rule; only then do the absolute positions cancel.",
+        )
+        norm = float(_as_tensor(check.call(fn, q, 123), "the rotated vector").norm())
+        check.that(
+            math.isclose(norm, float(q.norm()), rel_tol=1e-6),
+            "the rotated vector is not as long as the original",
+            hint="a rotation keeps lengths: use cos and sin of the same angle within a pair.",
+        )
+    return check.result
+
+
+# ex-6-2 ------------------------------------------------------------------------------------------
+
+
+def _slope_mistakes(n_heads: int) -> list[tuple[torch.Tensor, str]]:
+    """Slope lists from typical slips, each with the hint that names it."""
+    k = torch.arange(1, n_heads + 1, dtype=torch.float64)
+    return [
+        (
+            2.0 ** (-8.0 * (k - 1) / n_heads),
+            "the first slope came out as 1. The first head's slope is 2^(−8/H) (1/2 for 8 heads): the exponent "
+            "counts k = 1 … H, not 0 … H − 1.",
+        ),
+        (
+            2.0 ** (-8.0 * k / n_heads).flip(0),
+            "the slopes are in reverse order: head 1 gets the largest slope, 2^(−8/H), and the last head the "
+            "smallest, 2^(−8).",
+        ),
+        (
+            2.0**-k,
+            "every head halves the slope, whatever the head count. The ratio depends on H: it is 2^(−8/H), so that "
+            "the last head always ends at 2^(−8) = 1/256.",
+        ),
+        (
+            1.0 / (2.0 * k),
+            "the slopes shrink by a fixed step instead of a fixed ratio: they form a geometric sequence, "
+            "each one 2^(−8/H) times the one before.",
+        ),
+        (
+            2.0 ** (-k / n_heads),
+            "the exponent lacks the factor 8: slope k is 2^(−8k/H).",
+        ),
+    ]
+
+
+def check_alibi_slopes(fn: Callable[[int], torch.Tensor]) -> CheckResult:
+    """ex-6-2: ``fn(n_heads)`` returns ALiBi's slopes for a power-of-two head count.
+
+    Checks 8 heads first (1/2 … 1/256), then 2, 4, 16 and 1 head.
+    """
+    with Check("ex-6-2", "ALiBi slopes") as check:
+        for n_heads in (8, 4, 16, 2, 1):
+            got = _as_tensor(check.call(fn, n_heads), "the slopes")
+            check.that(
+                got.dim() == 1 and got.numel() == n_heads,
+                f"for {n_heads} heads it returned shape {tuple(got.shape)}",
+                hint=f"return one slope per head: a flat list or 1-D tensor of {n_heads} numbers.",
+            )
+            expected = alibi_slopes(n_heads).double()
+            if not _close(got, expected):
+                hints = [hint for wrong, hint in _slope_mistakes(n_heads) if _close(got, wrong)]
+                check.that(
+                    False,
+                    f"the slopes for {n_heads} heads are not ALiBi's",
+                    hint=hints[0] if hints else "slope k (k = 1 … H) is 2^(−8k/H): a geometric sequence.",
+                )
+    return check.result
+
+
+# ex-6-5 ------------------------------------------------------------------------------------------
+
+
+def check_interpolated_positions(fn: Callable[[int, int], torch.Tensor]) -> CheckResult:
+    """ex-6-5: ``fn(length, trained_length)`` returns position interpolation's positions ``(length,)``.
+
+    Checks inputs longer than, equal to and shorter than the trained length.
+    """
+    with Check("ex-6-5", "position interpolation") as check:
+        for length, trained in ((256, 64), (100, 30), (48, 48), (10, 64)):
+            got = _as_tensor(check.call(fn, length, trained), "the positions")
+            check.that(
+                got.dim() == 1 and got.numel() == length,
+                f"for length {length} it returned shape {tuple(got.shape)}",
+                hint=f"return one position per token: {length} numbers.",
+            )
+            expected = interpolated_positions(length, trained)
+            if _close(got, expected):
+                continue
+            steps = torch.arange(length, dtype=torch.float64)
+            mistakes = [
+                (
+                    steps * length / trained,
+                    "the positions were stretched instead of squeezed: multiply by L / L′ (trained over new), "
+                    "which is below 1 when the input is longer.",
+                ),
+                (
+                    torch.floor(steps * trained / length),
+                    "the positions were rounded to whole numbers. Interpolation keeps the fractions: RoPE's angles "
+                    "work at any real position.",
+                ),
+                (
+                    steps * trained / length,
+                    "short inputs were stretched too. Only squeeze when the input is longer than the trained "
+                    "length; otherwise keep 0, 1, 2, …",
+                ),
+                (
+                    steps * (trained - 1) / max(length - 1, 1),
+                    "you mapped the last token exactly onto position L − 1. Chen et al. scale every position by "
+                    "L / L′, so the last one lands at L − L/L′.",
+                ),
+            ]
+            hints = [hint for wrong, hint in mistakes if _close(got, wrong)]
+            check.that(
+                False,
+                f"the positions for {length} tokens with a trained length of {trained} are not the interpolated ones",
+                hint=hints[0] if hints else "position p becomes p · L / L′ when L′ > L, and stays p otherwise.",
+            )
+    return check.result

@@ -1,0 +1,164 @@
+"""The chapter 6 checkers: the references pass, the usual mistakes fail with the hint that names them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformerland.exercises import VERDICT_PATTERN
+from transformerland.exercises.ch6 import check_alibi_slopes, check_interpolated_positions, check_rope_rotate
+
+
+def verdict(capsys) -> tuple[str, str]:
+    """The verdict word and the whole printed text of the last check."""
+    out = capsys.readouterr().out
+    match = VERDICT_PATTERN.search(out)
+    assert match, out
+    return match["verdict"], out
+
+
+# ex-6-1: RoPE on one vector ------------------------------------------------------------------------
+
+
+def rope_with(angle_rule, *, halves=False, clockwise=False, in_place=False):
+    """A RoPE-like function whose angles are ``angle_rule(position, i, d, base)`` for pair ``i``."""
+
+    def rope(x, position, base=10000.0):
+        d = x.shape[-1]
+        i = torch.arange(d // 2, dtype=x.dtype)
+        angle = angle_rule(position, i, d, base)
+        cos, sin = torch.cos(angle), torch.sin(angle) * (-1 if clockwise else 1)
+        if halves:
+            a, b = x[: d // 2], x[d // 2 :]
+            return torch.cat([a * cos - b * sin, a * sin + b * cos])
+        a, b = x[0::2].clone(), x[1::2].clone()
+        out = x if in_place else torch.empty_like(x)
+        out[0::2], out[1::2] = a * cos - b * sin, a * sin + b * cos
+        return out
+
+    return rope
+
+
+reference_rope = rope_with(lambda m, i, d, base: m * base ** (-2 * i / d))
+
+
+def test_rope_reference_passes(capsys):
+    assert check_rope_rotate(reference_rope)
+    word, out = verdict(capsys)
+    assert word == "PASSED" and "ex-6-1" in out
+
+
+def test_rope_reference_with_complex_numbers_passes(capsys):
+    def complex_rope(x, position, base=10000.0):
+        d = x.shape[-1]
+        theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+        z = torch.view_as_complex(x.reshape(-1, 2).contiguous()) * torch.polar(torch.ones_like(theta), position * theta)
+        return torch.view_as_real(z).flatten()
+
+    assert check_rope_rotate(complex_rope)
+    assert verdict(capsys)[0] == "PASSED"
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint_words"),
+    [
+        (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), halves=True), "i + d/2"),
+        (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), clockwise=True), "wrong way"),
+        (rope_with(lambda m, i, d, base: m * base ** (-i / d)), "factor 2 in the exponent"),
+        (rope_with(lambda m, i, d, base: m * base ** (-2 * (i + 1) / d)), "start one step late"),
+        (rope_with(lambda m, i, d, base: m * base ** (2 * i / d)), "wrong sign"),
+        (rope_with(lambda m, i, d, base: m + 0 * i), "same angle"),
+        (rope_with(lambda m, i, d, base: base ** (-2 * i / d)), "does not grow with the position"),
+        (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), in_place=True), "in place"),
+        (lambda x, position, base=10000.0: x[: x.shape[-1] // 2], "same width"),
+        (lambda x, position, base=10000.0: "rotated", "not a list of numbers"),
+    ],
+)
+def test_rope_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
+    assert not check_rope_rotate(wrong)
+    word, out = verdict(capsys)
+    assert word == "NOT YET"
+    assert hint_words in out, out
+
+
+def test_rope_stub_and_crash_are_reported(capsys):
+    def stub(x, position, base=10000.0):
+        raise NotImplementedError
+
+    def crash(x, position, base=10000.0):
+        return x @ torch.ones(3)
+
+    assert not check_rope_rotate(stub)
+    assert "not written yet" in capsys.readouterr().out
+    assert not check_rope_rotate(crash)
+    assert "raised RuntimeError" in capsys.readouterr().out
+
+
+# ex-6-2: ALiBi slopes ----------------------------------------------------------------------------
+
+
+def reference_slopes(n_heads):
+    return torch.tensor([2.0 ** (-8.0 * k / n_heads) for k in range(1, n_heads + 1)])
+
+
+def test_slopes_reference_passes(capsys):
+    assert check_alibi_slopes(reference_slopes)
+    assert verdict(capsys)[0] == "PASSED"
+
+
+def test_slopes_as_a_plain_list_pass(capsys):
+    assert check_alibi_slopes(lambda h: [2 ** (-8 * k / h) for k in range(1, h + 1)])
+    assert verdict(capsys)[0] == "PASSED"
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint_words"),
+    [
+        (lambda h: [2 ** (-8 * k / h) for k in range(h)], "came out as 1"),
+        (lambda h: [2 ** (-8 * k / h) for k in range(h, 0, -1)], "reverse order"),
+        (lambda h: [2.0**-k for k in range(1, h + 1)], "ratio depends on H"),
+        (lambda h: [1 / (2 * k) for k in range(1, h + 1)], "geometric sequence"),
+        (lambda h: [2 ** (-k / h) for k in range(1, h + 1)], "factor 8"),
+        (lambda h: [2 ** (-8 * k / h) for k in range(1, h)], "one slope per head"),
+    ],
+)
+def test_slope_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
+    assert not check_alibi_slopes(wrong)
+    word, out = verdict(capsys)
+    assert word == "NOT YET"
+    assert hint_words in out, out
+
+
+def test_halving_slopes_pass_for_eight_heads_but_fail_for_four(capsys):
+    # 2^-k is right for exactly 8 heads: the checker must look further than 8.
+    assert not check_alibi_slopes(lambda h: [2.0**-k for k in range(1, h + 1)])
+    assert "for 4 heads" in capsys.readouterr().out
+
+
+# ex-6-5: position interpolation ------------------------------------------------------------------
+
+
+def reference_positions(length, trained_length):
+    scale = min(1.0, trained_length / length)
+    return torch.arange(length) * scale
+
+
+def test_positions_reference_passes(capsys):
+    assert check_interpolated_positions(reference_positions)
+    assert verdict(capsys)[0] == "PASSED"
+
+
+@pytest.mark.parametrize(
+    ("wrong", "hint_words"),
+    [
+        (lambda n, L: torch.arange(n) * (n / L), "stretched instead of squeezed"),
+        (lambda n, L: torch.floor(torch.arange(n) * min(1.0, L / n)), "rounded to whole numbers"),
+        (lambda n, L: torch.arange(n) * (L / n), "short inputs were stretched"),
+        (lambda n, L: torch.arange(n) * min(1.0, (L - 1) / (n - 1)), "L − L/L′"),
+        (lambda n, L: torch.arange(L) * 1.0, "one position per token"),
+    ],
+)
+def test_position_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
+    assert not check_interpolated_positions(wrong)
+    word, out = verdict(capsys)
+    assert word == "NOT YET"
+    assert hint_words in out, out
