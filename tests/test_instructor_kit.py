@@ -1,0 +1,426 @@
+"""The instructor's kit (tools/): the exercise list, the student edition, the handouts, the bulk grader.
+
+Each is tried on the fixture book in tests/fixtures/minibook (two chapters; coding and text exercises; a
+code solution in two cells; a text solution holding code) and on the real chapters. Where a test looks for
+solutions, it finds them with its own simple parsing rather than the tools', so a tool that misses a
+solution cannot also hide the miss.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import html
+import importlib
+import json
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from transformerland.exercises import VERDICT_PATTERN
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+MINIBOOK = FIXTURES / "minibook"
+sys.path.insert(0, str(ROOT))  # the tools are a package at the root, run as `python -m tools.<name>`
+
+from tools import chapters as kit  # noqa: E402
+from tools import exercise_list, grade_submissions, handouts, student_edition  # noqa: E402
+
+CHAPTERS = kit.chapters(ROOT)
+SOLUTION_BLOCK = re.compile(
+    r"^(?P<fence>`{3,}|:{3,})\{solution\} (?P<label>ex-\d+-\d+)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
+)
+ROLE = re.compile(r"\{[a-z:-]+\}`[^`]*`")
+HIDING_TAGS = {"remove-cell", "remove-input", "hide-cell", "hide-input"}
+
+
+def tool(*args: str) -> subprocess.CompletedProcess:
+    """Run ``python -m tools.<args>`` from the repository root, as the Makefile does."""
+    result = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, f"python -m {' '.join(args)} failed:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+    return result
+
+
+def squeeze(text: str) -> str:
+    """Letters and digits only, lowercased: what survives highlighting, smart quotes, escaping and MathJax."""
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def gated(nb: nbformat.NotebookNode) -> dict[int, str]:
+    """Cell index → exercise label for every cell between a solution-start and its solution-end."""
+    inside, label = {}, None
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and "{solution-end}" in cell.source:
+            label = None
+        elif label is not None:
+            inside[index] = label
+        if cell.cell_type == "markdown" and (start := re.search(r"\{solution-start\} (ex-\d+-\d+)", cell.source)):
+            label = start[1]
+    return inside
+
+
+def code_prints(source: str) -> list[str]:
+    """The lines of a solution's code that are its answer: not signatures, docstrings, imports or comments."""
+    public = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+            public |= set(range(first, node.body[0].lineno))
+            if ast.get_docstring(node) is not None:
+                public |= set(range(node.body[0].lineno, node.body[0].end_lineno + 1))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            public |= set(range(node.lineno, node.end_lineno + 1))
+    lines = [line for number, line in enumerate(source.split("\n"), 1) if number not in public]
+    return [squeeze(line) for line in lines if not line.strip().startswith("#")]
+
+
+def text_prints(body: str) -> list[str]:
+    """A text solution's lines and sentences, split where roles render as other text ({cite}, {ref})."""
+    pieces = re.split(r"\n|(?<=[.!?:])\s+|" + ROLE.pattern, body)
+    return [squeeze(piece) for piece in pieces if not piece.lstrip().startswith(("```", ":::"))]
+
+
+def solution_prints(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
+    """Exercise label → the pieces of its solutions (code and text) that a leak would show."""
+    prints: dict[str, list[str]] = {}
+    inside = gated(nb)
+    for index, label in inside.items():
+        cell = nb.cells[index]
+        found = code_prints(cell.source) if cell.cell_type == "code" else text_prints(cell.source)
+        prints.setdefault(label, []).extend(found)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for block in SOLUTION_BLOCK.finditer(cell.source):
+                prints.setdefault(block["label"], []).extend(text_prints(block["body"]))
+    return prints
+
+
+def public_text(root: Path) -> str:
+    """Everything the book shows that is not a solution: pages, and chapters without their solutions."""
+    parts = [page.read_text(encoding="utf-8") for page in (root / "book").glob("*.md")]
+    for path in kit.chapters(root):
+        nb = kit.read(path)
+        inside = gated(nb)
+        checks = {max(i for i, owner in inside.items() if owner == label) + 2 for label in inside.values()}
+        for index, cell in enumerate(nb.cells):
+            if index in inside or "{solution-" in cell.source:
+                continue
+            parts.append(SOLUTION_BLOCK.sub("", cell.source))
+            if index not in checks:  # a checker's committed verdict is not shown to students
+                for output in cell.get("outputs", []):
+                    parts.append(output.get("text", "") + output.get("data", {}).get("text/plain", ""))
+    return squeeze("\n".join(parts))
+
+
+def leak_prints(root: Path) -> dict[str, list[str]]:
+    """Label → the distinctive pieces of its solutions: 12 characters or more, shown nowhere outside a solution."""
+    public = public_text(root)
+    prints = {}
+    for path in kit.chapters(root):
+        for label, pieces in solution_prints(kit.read(path)).items():
+            prints[label] = sorted({p for p in pieces if len(p) >= 12 and p not in public})
+    return prints
+
+
+def site_text(html_dir: Path) -> str:
+    """The text of a built site: its pages without markup, its search index, its downloadable sources."""
+    parts = []
+    for page in html_dir.rglob("*.html"):
+        parts.append(html.unescape(re.sub(r"<[^>]+>", "", page.read_text(encoding="utf-8"))))
+    parts.append((html_dir / "searchindex.js").read_text(encoding="utf-8"))
+    for source in (html_dir / "_sources").rglob("*"):
+        if source.suffix == ".ipynb":
+            nb = json.loads(source.read_text(encoding="utf-8"))
+            parts += ["".join(cell["source"]) for cell in nb["cells"]]
+            parts += [json.dumps(cell.get("outputs", []), ensure_ascii=False) for cell in nb["cells"]]
+        elif source.is_file():
+            parts.append(source.read_text(encoding="utf-8"))
+    return squeeze("\n".join(parts))
+
+
+def build_normal_site(root: Path, into: Path) -> Path:
+    """The fixture book's ordinary site, solutions folded (execution is off in its configuration)."""
+    command = ["jupyter-book", "build", str(root), "--path-output", str(into), "-W", "-n", "--keep-going"]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, f"the fixture book did not build:\n{result.stdout[-3000:]}{result.stderr[-3000:]}"
+    return into / "_build" / "html"
+
+
+# --- reading the chapters -------------------------------------------------------------------------------
+
+
+def test_directives_are_found_with_their_options_and_nested_fences():
+    text = (
+        "Intro.\n\n````{solution} ex-2-2\n:class: dropdown\n\nSome text.\n\n```python\nx = 1\n```\n````\n\n"
+        ":::{exercise} A title\n:label: ex-2-3\n\n**Difficulty:** ★☆☆ · **Objective:** o · **Suits:** lab\n:::\n"
+    )
+    solution, exercise = kit.directives(text)
+    assert (solution.name, solution.argument, solution.options) == ("solution", "ex-2-2", {"class": "dropdown"})
+    assert solution.body == "Some text.\n\n```python\nx = 1\n```"
+    assert (exercise.name, exercise.argument, exercise.options) == ("exercise", "A title", {"label": "ex-2-3"})
+    assert text[solution.start : solution.end].endswith("````") and text[exercise.end :] == "\n"
+
+
+def test_a_stub_keeps_signatures_and_docstrings_and_nothing_else():
+    source = '''import math
+from functools import cache
+
+SCALE = 3
+OFFSET = 41
+
+
+@cache
+def scaled(
+    x: float,
+    factor: float = SCALE,
+) -> float:
+    """Multiply.
+
+    Args: the usual.
+    """
+    helper = math.sqrt(x)
+    return helper * factor
+
+
+def one_liner(x): return x + OFFSET
+
+
+class Ledger:
+    """One page per seat."""
+
+    pages = 512
+
+    def __init__(self, n: int) -> None:
+        self.n = n * 2
+
+    async def read(self, seat: int) -> int:
+        return self.n - seat
+
+
+class Settings:
+    size = 8
+
+
+class Seat:
+    @property
+    def number(self) -> int:
+        return 7 * 6
+
+
+print(scaled(4.0))
+'''
+    stub = kit.stub(source, "ex-3-1")
+    namespace: dict = {}
+    exec(compile(stub, "<stub>", "exec"), namespace)
+    assert "import math" in stub and "from functools import cache" in stub and "@cache" in stub
+    assert '"""Multiply.\n\n    Args: the usual.\n    """' in stub and '"""One page per seat."""' in stub
+    assert "SCALE = 3\n\n\n@cache" in stub, "a constant that a signature uses stays"
+    assert "    x: float,\n    factor: float = SCALE,\n) -> float:" in stub
+    assert "class Settings:\n    pass" in stub and "class Seat:\n    @property\n    def number(self) -> int:" in stub
+    for answer in ["OFFSET", "helper", "pages = 512", "n * 2", "self.n - seat", "size = 8", "7 * 6", "print("]:
+        assert answer not in stub, f"the stub kept {answer!r}"
+    assert stub.count(kit.STUB_MARK) == 5
+    for call in [lambda: namespace["scaled"].__wrapped__(1.0, 2.0), lambda: namespace["one_liner"](1)]:
+        with pytest.raises(NotImplementedError, match="ex-3-1"):
+            call()
+    with pytest.raises(NotImplementedError):
+        namespace["Ledger"](3)
+
+
+def test_a_solution_without_functions_leaves_only_the_mark():
+    assert kit.stub("answer = 6 * 7\nprint(answer)", "ex-1-1") == kit.STUB_MARK
+
+
+def test_a_solution_that_is_not_python_is_named():
+    with pytest.raises(ValueError, match="ex-2-1"):
+        kit.stub("%timeit f()", "ex-2-1")
+
+
+def test_the_fixture_chapters_are_read_as_written():
+    assert [path.name for path in kit.chapters(MINIBOOK)] == ["01_counting.ipynb", "02_tickets.ipynb"]
+    found = kit.exercises(kit.read(MINIBOOK / "book" / "01_counting.ipynb"))
+    assert [(e.label, e.difficulty, e.suits, e.checker) for e in found] == [
+        ("ex-1-1", "★☆☆", "homework", "check_last_seat"),
+        ("ex-1-2", "★★☆", "discussion", None),
+        ("ex-1-3", "★☆☆", "lab", "check_seats_apart"),
+    ]
+    assert kit.exercise_number("ex-12-3") == "12.3"
+    with pytest.raises(ValueError, match="ex-2-1"):
+        kit.exercise_number("exercise-2")
+    assert found[0].title == "The last seat" and found[0].objective == "number the seats of a queue from 0"
+
+
+# --- the exercise list ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("root", [ROOT, MINIBOOK], ids=["book", "fixture"])
+def test_the_exercise_list_is_up_to_date(root: Path):
+    committed = (root / exercise_list.PAGE).read_text(encoding="utf-8")
+    assert committed == exercise_list.render(root), "book/exercise_list.md is stale: run python -m tools.exercise_list"
+
+
+def test_the_exercise_list_links_every_exercise_of_every_chapter():
+    page = (ROOT / exercise_list.PAGE).read_text(encoding="utf-8")
+    for path in CHAPTERS:
+        text = "\n".join(cell.source for cell in kit.read(path).cells if cell.cell_type == "markdown")
+        for label in re.findall(r"^:label: (ex-\d+-\d+)$", text, re.M):
+            assert f"\n| {{ref}}`{label}`" in page, f"{label} is missing from the exercise list"
+
+
+# --- checkers after every gated solution -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_every_gated_solution_is_followed_by_a_visible_checker_that_passes_it(path: Path):
+    nb = kit.read(path)
+    module = importlib.import_module(f"transformerland.exercises.ch{kit.chapter_number(path)}")
+    inside = gated(nb)
+    for label in sorted(set(inside.values())):
+        cells = [index for index, owner in inside.items() if owner == label]
+        code = [nb.cells[i] for i in cells if nb.cells[i].cell_type == "code"]
+        assert code, f"{label}: a gated solution holds the solution's code cells"
+        assert all("solution" in cell.metadata.get("tags", []) for cell in code), f"{label}: tag code cells 'solution'"
+        after = nb.cells[max(cells) + 2]  # the cell after solution-end
+        checker = kit.checker_called(after.source) if after.cell_type == "code" else None
+        assert checker, f"{label}: the cell after solution-end must call its checker, check_…(your_function)"
+        assert not HIDING_TAGS & set(after.metadata.get("tags", [])), f"{label}: the checker call must be visible"
+        assert hasattr(module, checker), f"{label}: {checker} is not in transformerland.exercises.ch{path.name[:2]}"
+        printed = "".join(output.get("text", "") for output in after.get("outputs", []))
+        verdicts = {m["exercise"]: m["verdict"] for m in VERDICT_PATTERN.finditer(printed)}
+        assert verdicts == {label: "PASSED"}, f"{label}: the committed output of {checker} should say it PASSED"
+
+
+# --- the student edition ---------------------------------------------------------------------------------
+
+
+def test_the_fixture_student_edition_has_the_exercises_and_none_of_the_solutions(tmp_path: Path):
+    prints = leak_prints(MINIBOOK)
+    assert set(prints) == {"ex-1-1", "ex-1-2", "ex-1-3", "ex-2-1", "ex-2-2"}
+    assert all(prints.values()), f"a solution without a distinctive line: {prints}"
+    normal = site_text(build_normal_site(MINIBOOK, tmp_path / "normal"))
+    shown = [p for pieces in prints.values() for p in pieces if p not in normal]
+    assert not shown, f"the ordinary site should show every solution (folded); it lacks {shown}"
+    student_edition.build(MINIBOOK, tmp_path / "student")
+    student = site_text(tmp_path / "student" / "html")
+    leaks = {label: [p for p in pieces if p in student] for label, pieces in prints.items()}
+    assert not any(leaks.values()), f"solutions in the student edition: {leaks}"
+    for shown_to_students in ["The last seat", "Your turn: Exercise 2.1", kit.STUB_MARK, "check_ticket_label("]:
+        assert squeeze(shown_to_students) in student
+
+
+def test_the_student_edition_of_the_book_builds_without_any_solution(tmp_path: Path):
+    prints = leak_prints(ROOT)
+    tool("tools.student_edition", "--out", str(tmp_path))
+    student = site_text(tmp_path / "html")
+    for path in CHAPTERS:
+        assert (tmp_path / "html" / "book" / path.with_suffix(".html").name).exists(), f"{path.name} was not built"
+    leaks = {label: [p for p in pieces if p in student] for label, pieces in prints.items()}
+    assert not any(leaks.values()), f"solutions in the student edition: {leaks}"
+    assert all(prints.values()), f"solutions with no line distinctive enough to search for: {prints}"
+
+
+# --- the handouts ----------------------------------------------------------------------------------------
+
+
+def handout_problems(path: Path, prints: dict[str, list[str]]) -> list[str]:
+    """What is wrong with a handout: outputs left in it, solution directives, any piece of a solution."""
+    nb = kit.read(path)
+    text = squeeze("\n".join(cell.source for cell in nb.cells))
+    problems = [f"cell {i} keeps its outputs" for i, cell in enumerate(nb.cells) if cell.get("outputs")]
+    problems += [f"a solution directive in cell {i}" for i, cell in enumerate(nb.cells) if "{solution" in cell.source]
+    return problems + [f"{label}: {p!r}" for label, pieces in prints.items() for p in pieces if p in text]
+
+
+def run_handout(path: Path) -> tuple[list[str], dict[str, str]]:
+    """Execute a handout as a student would first run it: its errors, and each exercise's verdict message."""
+    nb = kit.read(path)
+    assert not grade_submissions.run(nb, timeout=600), f"{path.name}: the kernel died"  # generous: a busy CI
+    errors = [
+        f"cell {i}: {output['ename']}: {output['evalue']}"
+        for i, cell in enumerate(nb.cells)
+        for output in cell.get("outputs", [])
+        if output.get("output_type") == "error" and "raises-exception" not in cell.metadata.get("tags", [])
+    ]
+    found = grade_submissions.verdicts(nb)
+    return errors, {label: f"{verdict} · {message}" for label, (verdict, message, _) in found.items()}
+
+
+def test_the_fixture_handouts_hold_no_solution_and_run_to_not_yet(tmp_path: Path):
+    written = handouts.write(MINIBOOK, tmp_path)
+    assert [p.name for p in written] == ["01_counting.ipynb", "02_tickets.ipynb"]
+    assert sorted(zipfile.ZipFile(tmp_path / "handouts.zip").namelist()) == [p.name for p in written]
+    expected = {"01_counting.ipynb": ["ex-1-1", "ex-1-3"], "02_tickets.ipynb": ["ex-2-1"]}
+    not_yet = "NOT YET · the function is not written yet (it raised NotImplementedError)"
+    prints = leak_prints(MINIBOOK)
+    for path in written:
+        assert not handout_problems(path, prints)
+        nb = kit.read(path)
+        assert list(nb.metadata["transformerland"]["checkers"]) == expected[path.name]
+        assert any(cell.source.startswith("### Exercise 1.2: A shuffled queue (ex-1-2)") for cell in nb.cells) == (
+            path.name == "01_counting.ipynb"
+        )
+        errors, verdicts = run_handout(path)
+        assert not errors and verdicts == dict.fromkeys(expected[path.name], not_yet)
+
+
+def test_the_real_handouts_hold_no_solution(tmp_path: Path):
+    tool("tools.handouts", "--out", str(tmp_path))
+    assert sorted(p.name for p in (tmp_path / "notebooks").glob("*.ipynb")) == [p.name for p in CHAPTERS]
+    prints = leak_prints(ROOT)
+    for path in CHAPTERS:
+        problems = handout_problems(tmp_path / "notebooks" / path.name, prints)
+        assert not problems, f"{path.name}: {problems}"
+        # the search is not blind: in the chapter itself it finds every one of its solutions
+        found = {problem.split(":")[0] for problem in handout_problems(path, prints)}
+        mine = {label for label in prints if label.startswith(f"ex-{kit.chapter_number(path)}-")}
+        assert mine <= found, f"{path.name}: the search misses {sorted(mine - found)}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_each_real_handout_runs_top_to_bottom_and_its_checkers_say_not_yet(path: Path, tmp_path: Path):
+    handout = tmp_path / path.name
+    nbformat.write(kit.student_notebook(kit.read(path), handout=True), handout)
+    errors, verdicts = run_handout(handout)
+    assert not errors, f"the handout stops: {errors}"
+    labels = list(kit.read(handout).metadata["transformerland"]["checkers"])
+    assert list(verdicts) == labels and all(v.startswith("NOT YET") for v in verdicts.values()), verdicts
+
+
+# --- the bulk grader -------------------------------------------------------------------------------------
+
+
+def test_the_grader_tabulates_a_right_and_a_wrong_submission(tmp_path: Path):
+    grades = tmp_path / "grades.csv"
+    out = tool("tools.grade_submissions", str(FIXTURES / "submissions"), "--out", str(grades), "--jobs", "2")
+    rows = [(r["student"], r["exercise"], r["verdict"], r["hint"]) for r in csv.DictReader(grades.open())]
+    assert rows == [
+        ("alice", "ex-1-1", "PASSED", ""),
+        ("alice", "ex-1-3", "PASSED", ""),
+        # bob's saved notebook shows a PASSED that he never earned: only a fresh run counts
+        ("bob", "ex-1-1", "NOT YET", "seats are numbered from 0, so the last of n seats is n - 1."),
+        ("bob", "ex-1-3", "NOT YET", "replace the stub's body with your code."),
+    ]
+    assert "alice: 2 of 2 passed" in out.stdout and "bob: 0 of 2 passed" in out.stdout
+
+
+def test_the_grader_says_why_a_verdict_is_missing(tmp_path: Path):
+    nb = kit.read(FIXTURES / "submissions" / "alice.ipynb")
+    for cell in nb.cells:
+        if cell.source.startswith("def last_seat("):
+            cell.source = cell.source.split("\n")[0] + "\n    while True:\n        pass"
+    nb.cells = [cell for cell in nb.cells if not cell.source.startswith("check_seats_apart(")]
+    (tmp_path / "carol").mkdir()
+    nbformat.write(nb, tmp_path / "carol" / "counting.ipynb")
+    rows = grade_submissions.grade(tmp_path / "carol" / "counting.ipynb", tmp_path, timeout=3)
+    assert [(r["student"], r["notebook"], r["exercise"], r["verdict"]) for r in rows] == [
+        ("carol", "carol/counting.ipynb", "ex-1-1", "NO VERDICT"),
+        ("carol", "carol/counting.ipynb", "ex-1-3", "NO VERDICT"),
+    ]
+    # the checker's call of the endless loop was stopped; the other checker's cell is gone
+    assert rows[0]["message"] == "code cell 4 ran longer than 3 s and was stopped"
+    assert rows[1]["message"] == "no cell calls check_seats_apart: was it deleted?"
