@@ -73,11 +73,33 @@ def test_the_progress_bar_shows_its_description(capsys: pytest.CaptureFixture[st
         (dict(steps=2, length=(6, 3)), ValueError, "shortest, longest"),
         (dict(steps=2, length=0), ValueError, "length"),
         (dict(steps=2, length=8.0), TypeError, "length"),
+        (dict(steps=2, length=8, cpu_threads=0), ValueError, "cpu_threads"),
     ],
 )
 def test_bad_training_arguments_are_named(kwargs: dict, error: type[Exception], words: str) -> None:
     with pytest.raises(error, match=words):
         train(small_model(), ReverseTask(8), progress=False, **kwargs)
+
+
+def test_training_uses_the_threads_asked_for_and_restores_the_setting() -> None:
+    before = torch.get_num_threads()
+    seen: list[int] = []
+
+    class Spy(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = small_model()
+
+        def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+            seen.append(torch.get_num_threads())
+            return self.model(tokens)
+
+    train(Spy(), ReverseTask(8), steps=2, length=8, progress=False, cpu_threads=1, device="cpu")
+    evaluate(Spy(), ReverseTask(8), length=8, n_batches=1, cpu_threads=1, device="cpu")
+    assert seen == [1, 1, 1] and torch.get_num_threads() == before
+    seen.clear()
+    train(Spy(), ReverseTask(8), steps=1, length=8, progress=False, cpu_threads=None, device="cpu")
+    assert seen == [before]
 
 
 def test_smoothed_is_a_running_mean() -> None:
