@@ -1,0 +1,61 @@
+"""The book builds with warnings treated as errors, its log is clean, and no cell printed a warning.
+
+``-W`` turns Sphinx's warnings into a failing exit code, but not everything that goes wrong in a
+build passes through Sphinx's warning machinery, so the log itself is read too, and so are the
+pages, for warnings the chapters' code printed while it ran.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+from site_helpers import BUILD_COMMAND, PAGES, Build
+
+#: A line of the log that reports a problem.
+PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|Traceback \(most recent call last\)|Execution Failed")
+#: Lines that match PROBLEM but report none. ipykernel says this whenever jupyter-client starts a
+#: kernel over TCP on localhost, which is how every notebook is executed: a note on the transport,
+#: not on the book.
+NOT_A_PROBLEM = [re.compile(r"^\[IPKernelApp\] WARNING \| Kernel is running over TCP without encryption\.")]
+#: A cell's output to stderr on a page (MyST-NB's markup): a warning the code printed while the book built.
+STDERR = re.compile(r'class="output stderr[^"]*".*?<pre>(.*?)</pre>', re.DOTALL)
+
+
+def problems(log: str) -> list[str]:
+    """The log's lines that report a warning or an error."""
+    return [
+        line
+        for line in log.splitlines()
+        if PROBLEM.search(line) and not any(allowed.search(line) for allowed in NOT_A_PROBLEM)
+    ]
+
+
+def test_the_book_builds(site_build: Build):
+    assert site_build.returncode == 0, (
+        f"`{' '.join(BUILD_COMMAND)}` exited with {site_build.returncode}:\n" + site_build.log[-4000:]
+    )
+
+
+def test_the_build_log_has_no_warning_or_error(site_build: Build):
+    found = problems(site_build.log)
+    assert not found, f"{len(found)} problem line(s) in the build log, the first ones:\n" + "\n".join(found[:20])
+
+
+def test_every_page_was_built(site_build: Build, site):
+    missing = [page for page in PAGES if not (site / f"{page}.html").is_file()]
+    assert not missing, f"pages of _toc.yml missing from the site: {missing}"
+
+
+def test_no_cell_printed_a_warning(site: Path):
+    """What a cell prints to stderr (a Python warning, say) shows on its page in red; -W does not see it.
+
+    A cell that is meant to print to stderr can say so with the tag ``remove-stderr``.
+    """
+    printed = {
+        page: html.unescape(re.sub(r"<[^>]+>", "", match.group(1))).strip().splitlines()[:1]
+        for page in PAGES
+        if (match := STDERR.search((site / f"{page}.html").read_text()))
+    }
+    assert not printed, f"cells that printed to stderr while the book was built (page: first line): {printed}"
