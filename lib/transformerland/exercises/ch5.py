@@ -1,0 +1,249 @@
+"""Checkers for chapter 5, *Extrapolation limits* (the Edge of the Map).
+
+- ``ex-5-1``: :func:`check_interpolate_table`, stretch a learned table to more rows.
+- ``ex-5-3``: :func:`check_steps_to_reach`, read a fine-tuning curve: how many steps to a target loss.
+- ``ex-5-4``: :func:`check_sliding_windows`, cut a long input into overlapping windows that fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from itertools import pairwise
+
+import torch
+
+from .checking import Check, CheckResult
+
+
+def _as_table(got: object, check: Check, call: str) -> torch.Tensor:
+    check.that(
+        isinstance(got, torch.Tensor),
+        f"{call} returned a {type(got).__name__}, not a tensor",
+        "return a torch.Tensor of shape (new_len, d_model).",
+    )
+    assert isinstance(got, torch.Tensor)
+    return got
+
+
+def check_interpolate_table(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> CheckResult:
+    """ex-5-1: ``fn(table, new_len)`` stretches an ``(L, D)`` table to ``(new_len, D)`` by linear interpolation.
+
+    New row ``j`` stands at old position ``j · (L - 1) / (new_len - 1)``: the first and last rows
+    are kept and every other row blends the two old rows around it.
+    """
+    with Check("ex-5-1", "position-table interpolation") as check:
+        # A table whose rows are easy to read: row p is p times a fixed direction plus an offset.
+        direction = torch.tensor([1.0, -2.0, 0.5])
+        table = torch.arange(4.0)[:, None] * direction + torch.tensor([0.0, 1.0, 2.0])  # (4, 3)
+        original = table.clone()
+        got = _as_table(check.call(fn, table, 7), check, "fn(table of 4 rows, 7)")
+        check.that(
+            tuple(got.shape) == (7, 3),
+            f"a (4, 3) table stretched to 7 rows came back with shape {tuple(got.shape)}",
+            "one row per new position and the same width: shape (new_len, d_model).",
+        )
+        check.that(
+            torch.equal(table, original),
+            "the function changed the table it was given",
+            "build a new tensor; the trained table must stay as it was (the model still uses it).",
+        )
+        check.that(
+            torch.allclose(got.float(), table.new_tensor(got.tolist()).float()) and got.dtype == table.dtype,
+            f"the result has dtype {got.dtype}, the table {table.dtype}",
+            "keep the table's dtype (and device), for example by computing the weights in table.dtype.",
+        )
+        first_last = torch.allclose(got[0], table[0], atol=1e-5) and torch.allclose(got[-1], table[-1], atol=1e-5)
+        if not first_last and torch.allclose(got[:4], table, atol=1e-5):
+            hint = (
+                "the first rows are the old table, unchanged, and the rest are new: that extends the table. "
+                "Interpolation spreads the old rows over the whole new range, so the last new row is the last old row."
+            )
+        else:
+            hint = (
+                "stretch the range so that its two ends stay put: new row j stands at old position "
+                "j · (L - 1) / (new_len - 1), not j · L / new_len (which would ask for rows past the last one)."
+            )
+        check.that(first_last, "the first and last rows of the result are not the first and last old rows", hint)
+        expected = torch.arange(7.0)[:, None] * 0.5 * direction + torch.tensor([0.0, 1.0, 2.0])
+        scaled = (torch.arange(7.0) * 4 / 7)[:, None] * direction + torch.tensor([0.0, 1.0, 2.0])
+        ends = (
+            "stretch the range so that its two ends stay put: new row j stands at old position "
+            "j · (L - 1) / (new_len - 1), not j · L / new_len (which runs past the last trained row)."
+        )
+        if not first_last or torch.allclose(got[:-1], scaled[:-1], atol=1e-5):
+            hint = ends
+        elif torch.allclose(got[::2], table, atol=1e-5):
+            hint = (
+                "the rows that land exactly on old positions are right, but the rows between are not: "
+                "blend the two old rows around them, not copy the nearest one: "
+                "(1 - w) · table[p] + w · table[p + 1], with w the fractional part."
+            )
+        else:
+            hint = (
+                "a new row between old rows p and p + 1 must blend them in proportion to where it falls: "
+                "(1 - w) · table[p] + w · table[p + 1], with w the fractional part of its old position."
+            )
+        check.that(
+            torch.allclose(got, expected, atol=1e-5),
+            "stretching a table whose rows change evenly did not give rows that change evenly",
+            hint,
+        )
+        generator = torch.Generator().manual_seed(0)
+        rough = torch.randn(5, 8, generator=generator, dtype=torch.float64)  # (5, 8)
+        got = _as_table(check.call(fn, rough, 13), check, "fn(table of 5 rows, 13)")
+        where = torch.linspace(0, 4, 13, dtype=torch.float64)
+        below = where.floor().long().clamp(max=3)
+        weight = (where - below)[:, None]
+        expected = (1 - weight) * rough[below] + weight * rough[below + 1]
+        check.that(
+            tuple(got.shape) == (13, 8) and torch.allclose(got.double(), expected, atol=1e-6),
+            "a random (5, 8) table stretched to 13 rows does not match linear interpolation",
+            "check the fractional weight w at each new row, and that rows are blended along the position axis (dim 0).",
+        )
+        same = _as_table(check.call(fn, rough, 5), check, "fn(table of 5 rows, 5)")
+        check.that(
+            tuple(same.shape) == (5, 8) and torch.allclose(same.double(), rough, atol=1e-6),
+            "asking for as many rows as the table has does not give the table back",
+            "with new_len = L every new row lands exactly on an old one: the result must equal the table.",
+        )
+    return check.result
+
+
+def check_steps_to_reach(fn: Callable[[Sequence[float], float, int], int | None]) -> CheckResult:
+    """ex-5-3: ``fn(losses, target, window)`` is the number of fine-tuning steps after which the
+    mean of the last ``window`` losses first falls to ``target`` or below; ``None`` if it never does.
+
+    ``losses[i]`` is the loss measured at step ``i + 1`` (before that step's update), so the answer
+    for a curve that is below the target from its ``window``-th entry on is ``window``.
+    """
+    with Check("ex-5-3", "steps to reach a target loss") as check:
+        falling = [2.0 - 0.1 * i for i in range(10)]  # 2.0, 1.9, …, 1.1
+        got = check.call(fn, falling, 1.5, 1)
+        check.that(
+            got is None or (isinstance(got, int) and not isinstance(got, bool)),
+            f"the answer {got!r} is a {type(got).__name__}, not a whole number of steps (or None)",
+            "return an int (a number of steps) or None when the target is never reached.",
+        )
+        if got == 5:
+            hint = (
+                "that is the index of the entry, counted from 0; the question asks for a number of steps, "
+                "and losses[i] was measured at step i + 1."
+            )
+        elif got == 10:
+            hint = "return the first step at which the target is reached, not the last step of the curve."
+        else:
+            hint = "walk along the curve and stop at the first entry that is at or below the target."
+        check.that(got == 6, f"on the curve 2.0, 1.9, …, 1.1 with target 1.5 and window 1 you returned {got}", hint)
+
+        noisy = [2.0, 1.0, 2.0, 2.0, 1.4, 1.4, 1.4, 1.4, 1.4, 1.4]
+        got = check.call(fn, noisy, 1.5, 3)
+        if got == 2:
+            hint = (
+                "one lucky batch is not a recovered model: average the last `window` losses before comparing "
+                "(a step counts once the mean of the window ending there is at or below the target)."
+            )
+        elif got == 5:
+            hint = (
+                "the window at step t holds losses t - window + 1 … t (the last `window` entries), not the next ones."
+            )
+        else:
+            hint = "compare the mean of the last `window` losses with the target, starting at step `window`."
+        check.that(
+            got == 7,
+            f"on a noisy curve with one low outlier (window 3) you returned {got}",
+            hint,
+        )
+        got = check.call(fn, [2.0] * 3 + [1.0] * 3, 1.3, 4)
+        check.that(
+            got == 6,
+            f"a curve whose window mean first reaches the target at its last step gave {got}",
+            "include the last step: the window may end at the final entry of the curve.",
+        )
+        got = check.call(fn, [2.0, 1.9, 1.8], 1.0, 2)
+        check.that(
+            got is None,
+            f"a curve that never reaches the target gave {got!r}",
+            "when no window's mean is at or below the target, return None (not 0, -1 or the curve's length).",
+        )
+        got = check.call(fn, [1.0, 1.0], 1.5, 5)
+        check.that(
+            got is None,
+            f"a curve shorter than the window gave {got!r}",
+            "a mean over `window` steps needs at least `window` losses: return None if there are fewer.",
+        )
+    return check.result
+
+
+def _is_span(span: object) -> bool:
+    return (
+        isinstance(span, tuple | list)
+        and len(span) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in span)
+    )
+
+
+def check_sliding_windows(fn: Callable[[int, int, int], list[tuple[int, int]]]) -> CheckResult:
+    """ex-5-4: ``fn(length, window, stride)`` covers positions ``0 … length - 1`` with windows that fit.
+
+    The windows are ``(start, end)`` pairs (``end`` excluded), in order, each at most ``window``
+    long and inside ``0 … length``. The first starts at 0, the last ends at ``length``, each
+    starts at most ``stride`` after the one before, and consecutive windows share at least
+    ``window - stride`` positions. An input that fits gets one window.
+    """
+    cases = [(20, 8, 4), (1300, 512, 256), (17, 8, 8), (9, 8, 3), (5, 8, 4), (8, 8, 4)]
+    with Check("ex-5-4", "sliding windows") as check:
+        for length, window, stride in cases:
+            call = f"fn({length}, {window}, {stride})"
+            spans = check.call(fn, length, window, stride)
+            check.that(
+                isinstance(spans, list | tuple) and len(spans) > 0 and all(_is_span(s) for s in spans),
+                f"{call} returned {spans!r}, not a list of (start, end) pairs of ints",
+                "return a list of tuples (start, end), with end excluded, as Python slices use them.",
+            )
+            spans = [tuple(s) for s in spans]
+            outside = [s for s in spans if not 0 <= s[0] < s[1] <= length]
+            check.that(
+                not outside,
+                f"{call} gave a window outside 0 … {length}: {outside[:1]}",
+                "clip the windows to the input: no window may end after `length` (there are no tokens there).",
+            )
+            wide = [s for s in spans if s[1] - s[0] > window]
+            check.that(
+                not wide,
+                f"{call} gave a window longer than {window}: {wide[:1]}",
+                f"a window of more than {window} tokens is exactly the input the model refuses: "
+                "keep end - start <= window.",
+            )
+            check.that(
+                spans[0][0] == 0 and spans[-1][1] == length,
+                f"{call}: the windows run from {spans[0][0]} to {spans[-1][1]}, not from 0 to {length}",
+                "the last tokens are left out: keep adding windows until one ends exactly at `length` "
+                "(the last one may be shorter, or start earlier so that it is full).",
+            )
+            if length <= window:
+                check.that(
+                    len(spans) == 1,
+                    f"{call}: an input of {length} tokens fits a window of {window}, but got {len(spans)} windows",
+                    "when the input fits, read it in one piece: [(0, length)].",
+                )
+                continue
+            starts = [s for s, _ in spans]
+            check.that(
+                all(a < b for a, b in pairwise(starts)),
+                f"{call}: the windows do not move forward: {spans}",
+                "each window starts after the one before (a repeated window costs a forward pass and adds nothing).",
+            )
+            overlap = min(end_a - start_b for (_, end_a), (start_b, _) in pairwise(spans))
+            check.that(
+                overlap >= window - stride,
+                f"{call}: two consecutive windows share only {overlap} positions, fewer than window - stride = "
+                f"{window - stride}",
+                "move each window on by `stride`, not by `window`: the overlap is what gives the first tokens of "
+                "a new window their context.",
+            )
+            check.that(
+                all(b - a <= stride for a, b in pairwise(starts)),
+                f"{call}: a window starts more than {stride} positions after the one before: {spans}",
+                "start each window `stride` positions after the previous one.",
+            )
+    return check.result
