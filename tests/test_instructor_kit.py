@@ -424,3 +424,20 @@ def test_the_grader_says_why_a_verdict_is_missing(tmp_path: Path):
     # the checker's call of the endless loop was stopped; the other checker's cell is gone
     assert rows[0]["message"] == "code cell 4 ran longer than 3 s and was stopped"
     assert rows[1]["message"] == "no cell calls check_seats_apart: was it deleted?"
+
+
+def test_saved_chapters_keep_a_progress_bars_last_state_only():
+    from tools.execute_chapters import resolve_carriage_returns, tidy_outputs
+
+    assert resolve_carriage_returns("run:  0%\rrun: 50%\rrun: 100%\ndone\n") == "run: 100%\ndone\n"
+    assert resolve_carriage_returns("a long line\rshort") == "shortg line"
+    cell = nbformat.v4.new_code_cell("train()", metadata={"execution": {"iopub.status.busy": "then"}})
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="bar 10%"),
+        nbformat.v4.new_output("stream", name="stdout", text="\rbar 100%\n"),
+        nbformat.v4.new_output("stream", name="stderr", text="warned\n"),
+    ]
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    tidy_outputs(notebook)
+    assert [(o.name, o.text) for o in cell.outputs] == [("stdout", "bar 100%\n"), ("stderr", "warned\n")]
+    assert "execution" not in cell.metadata

@@ -1,0 +1,87 @@
+"""Execute chapters top to bottom and save them with their outputs, as the book commits them.
+
+Each notebook runs in a fresh kernel in an empty temporary folder (as in Colab and in the build),
+and its outputs are tidied before it is written back: consecutive pieces of a stream are joined
+and carriage returns are resolved as a terminal would (a progress bar keeps only its final
+state), and the kernel's per-cell timing metadata is dropped, so that a re-run changes only what
+the code printed or drew. Run from the repository's root::
+
+    python -m tools.execute_chapters                       # every chapter
+    python -m tools.execute_chapters book/05_extrapolation.ipynb
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Cell metadata that records when a cell ran, not what it produced.
+TIMING_KEYS = ("execution",)
+
+
+def resolve_carriage_returns(text: str) -> str:
+    """What a terminal shows for ``text``: on each line, a ``\\r`` returns to its start."""
+    lines = []
+    for line in text.split("\n"):
+        shown = ""
+        for piece in line.split("\r"):
+            shown = piece + shown[len(piece) :]
+        lines.append(shown)
+    return "\n".join(lines)
+
+
+def tidy_outputs(notebook: nbformat.NotebookNode) -> None:
+    """Join each cell's consecutive stream outputs, resolve carriage returns, drop timing metadata."""
+    for cell in notebook.cells:
+        for key in TIMING_KEYS:
+            cell.metadata.pop(key, None)
+        if cell.cell_type != "code":
+            continue
+        outputs: list[nbformat.NotebookNode] = []
+        for output in cell.outputs:
+            previous = outputs[-1] if outputs else None
+            if (
+                output.output_type == "stream"
+                and previous is not None
+                and previous.output_type == "stream"
+                and previous.name == output.name
+            ):
+                previous.text += output.text
+            else:
+                outputs.append(output)
+        for output in outputs:
+            if output.output_type == "stream":
+                output.text = resolve_carriage_returns(output.text)
+        cell.outputs = outputs
+
+
+def execute(path: Path, timeout: int = 150) -> float:
+    """Execute the notebook at ``path`` in an empty folder, tidy it and write it back; return seconds."""
+    notebook = nbformat.read(path, as_version=4)
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory() as folder:
+        client = NotebookClient(notebook, timeout=timeout, resources={"metadata": {"path": folder}})
+        client.execute()
+    seconds = time.perf_counter() - start
+    tidy_outputs(notebook)
+    nbformat.write(notebook, path)
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="chapters to run (default: every one in book/)")
+    parser.add_argument("--timeout", type=int, default=150, help="seconds a cell may take (default 150)")
+    args = parser.parse_args(argv)
+    for path in args.notebooks or sorted((ROOT / "book").glob("*.ipynb")):
+        print(f"{path.name}: {execute(path, args.timeout):.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
