@@ -427,7 +427,8 @@ def test_the_grader_says_why_a_verdict_is_missing(tmp_path: Path):
 
 
 def test_saved_chapters_keep_a_progress_bars_last_state_only():
-    from tools.execute_chapters import resolve_carriage_returns, tidy_outputs
+    from tools.carriage_returns import resolve_carriage_returns
+    from tools.execute_chapters import tidy_outputs
 
     assert resolve_carriage_returns("run:  0%\rrun: 50%\rrun: 100%\ndone\n") == "run: 100%\ndone\n"
     assert resolve_carriage_returns("a long line\rshort") == "shortg line"

@@ -20,20 +20,11 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
+from tools.carriage_returns import join_streams
+
 ROOT = Path(__file__).resolve().parents[1]
 #: Cell metadata that records when a cell ran, not what it produced.
 TIMING_KEYS = ("execution",)
-
-
-def resolve_carriage_returns(text: str) -> str:
-    """What a terminal shows for ``text``: on each line, a ``\\r`` returns to its start."""
-    lines = []
-    for line in text.split("\n"):
-        shown = ""
-        for piece in line.split("\r"):
-            shown = piece + shown[len(piece) :]
-        lines.append(shown)
-    return "\n".join(lines)
 
 
 def tidy_outputs(notebook: nbformat.NotebookNode) -> None:
@@ -41,24 +32,8 @@ def tidy_outputs(notebook: nbformat.NotebookNode) -> None:
     for cell in notebook.cells:
         for key in TIMING_KEYS:
             cell.metadata.pop(key, None)
-        if cell.cell_type != "code":
-            continue
-        outputs: list[nbformat.NotebookNode] = []
-        for output in cell.outputs:
-            previous = outputs[-1] if outputs else None
-            if (
-                output.output_type == "stream"
-                and previous is not None
-                and previous.output_type == "stream"
-                and previous.name == output.name
-            ):
-                previous.text += output.text
-            else:
-                outputs.append(output)
-        for output in outputs:
-            if output.output_type == "stream":
-                output.text = resolve_carriage_returns(output.text)
-        cell.outputs = outputs
+        if cell.cell_type == "code":
+            cell.outputs = join_streams(cell.outputs)
 
 
 def execute(path: Path, timeout: int = 150) -> float:

@@ -46,7 +46,7 @@ def _toc_files(node: object) -> Iterator[str]:
 
 
 def copy_sources(root: Path, into: Path) -> dict:
-    """Copy what the build reads (configuration, table of contents, bibliography, pages) into ``into``.
+    """Copy what the build reads (configuration, contents, bibliography, extensions, pages) into ``into``.
 
     Returns the configuration, read from ``root/_config.yml``.
     """
@@ -55,6 +55,8 @@ def copy_sources(root: Path, into: Path) -> dict:
     shutil.copy(root / "_toc.yml", into / "_toc.yml")
     for bib in config.get("bibtex_bibfiles", []):
         shutil.copy(root / bib, into / bib)
+    for folder in config.get("sphinx", {}).get("local_extensions", {}).values():
+        shutil.copytree(root / folder, into / folder, ignore=IGNORED, dirs_exist_ok=True)
     for top in sorted({Path(file).parts[0] for file in [toc["root"], *_toc_files(toc)]}):
         if (root / top).is_dir():
             shutil.copytree(root / top, into / top, ignore=IGNORED, dirs_exist_ok=True)

@@ -59,3 +59,34 @@ def test_no_cell_printed_a_warning(site: Path):
         if (match := STDERR.search((site / f"{page}.html").read_text()))
     }
     assert not printed, f"cells that printed to stderr while the book was built (page: first line): {printed}"
+
+
+#: A progress bar's line short of 100%: an intermediate state that the page should not show.
+UNFINISHED_BAR = re.compile(r"(?<!\d)\d{1,2}%\|")
+#: A Markdown table's rule line left as text (a table that was not rendered).
+RAW_TABLE = re.compile(r"\|\s*(?:—|–|:?-{3,}:?)\s*:?\s*\|")
+
+
+def test_outputs_show_progress_bars_finished_and_tables_rendered(site: Path):
+    """Cells' outputs read as in Jupyter: a progress bar once, at its end; a printed table as a table."""
+    found = {}
+    for page in PAGES:
+        text = (site / f"{page}.html").read_text()
+        outputs = re.findall(r'class="output stream[^"]*"><div class="highlight"><pre>(.*?)</pre>', text, re.DOTALL)
+        bars = [line for block in outputs for line in block.splitlines() if UNFINISHED_BAR.search(line)]
+        paragraphs = [html.unescape(re.sub(r"<[^>]+>", "", p)) for p in re.findall(r"<p>(.*?)</p>", text, re.DOTALL)]
+        tables = [p[:80] for p in paragraphs if RAW_TABLE.search(p)]
+        if bars or tables:
+            found[page] = {"progress bars mid-way": bars[:2], "tables left as text": tables[:2]}
+    assert not found, f"outputs that do not read as in Jupyter: {found}"
+
+
+def test_no_reference_repeats_its_own_name(site: Path):
+    """A reference to an exercise prints "Exercise 5.3" itself: prose that says "Exercise" before it doubles it."""
+    doubled = {}
+    for page in PAGES:
+        text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", (site / f"{page}.html").read_text())).split())
+        found = [m.group(0) for m in re.finditer(r"\b(Exercise|Chapter|Figure|Section)s? \1\b \S+", text)]
+        if found:
+            doubled[page] = found[:3]
+    assert not doubled, f"a reference's name written twice: {doubled}"
