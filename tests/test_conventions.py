@@ -59,6 +59,13 @@ def test_config_points_at_one_repository():
     assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
 
 
+def test_the_documents_name_no_other_repository():
+    """Where the README or a page quotes the repository (the set-up line), it is the configured one."""
+    for path in [ROOT / "README.md", ROOT / "CONTRIBUTING.md", ROOT / "pyproject.toml", *BOOK.glob("*.md")]:
+        for address in re.findall(r"github\.com/[\w.-]+/[\w.-]+", path.read_text()):
+            assert f"https://{address}".removesuffix(".git") == REPO_URL, f"{path.name} names {address}, not {REPO_URL}"
+
+
 def test_every_toc_entry_exists():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]] + [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
