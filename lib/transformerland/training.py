@@ -122,29 +122,6 @@ def train(
     steps = require_positive_int(steps, "steps")
     low, high = _lengths(length)
     device = pick_device(None if device is None else str(device))
-    with _cpu_threads(cpu_threads, device):
-        return _train(
-            model, task, steps, low, high, batch_size, lr, weight_decay, warmup, clip, seed, device, progress, desc
-        )
-
-
-def _train(
-    model: nn.Module,
-    task: Task,
-    steps: int,
-    low: int,
-    high: int,
-    batch_size: int,
-    lr: float,
-    weight_decay: float,
-    warmup: int,
-    clip: float,
-    seed: int,
-    device: torch.device,
-    progress: bool,
-    desc: str,
-) -> TrainResult:
-    """The training loop of :func:`train`, its arguments checked."""
     model.to(device).train()
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -159,17 +136,18 @@ def _train(
     result = TrainResult(device=str(device))
     start = time.perf_counter()
     bar = tqdm(range(steps), desc=desc, disable=not progress, file=sys.stdout, ncols=80, mininterval=1.0)
-    for _ in bar:
-        n = int(torch.randint(low, high + 1, (1,), generator=generator)) if high > low else low
-        batch = task.sample(batch_size, n, generator).to(device)
-        loss = masked_loss(model(batch.inputs), batch)
-        optimiser.zero_grad(set_to_none=True)
-        loss.backward()
-        nn.utils.clip_grad_norm_(model.parameters(), clip)
-        optimiser.step()
-        scheduler.step()
-        result.losses.append(loss.item())
-        bar.set_postfix(loss=f"{result.losses[-1]:.3f}", refresh=False)
+    with _cpu_threads(cpu_threads, device):
+        for _ in bar:
+            n = int(torch.randint(low, high + 1, (1,), generator=generator)) if high > low else low
+            batch = task.sample(batch_size, n, generator).to(device)
+            loss = masked_loss(model(batch.inputs), batch)
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), clip)
+            optimiser.step()
+            scheduler.step()
+            result.losses.append(loss.item())
+            bar.set_postfix(loss=f"{result.losses[-1]:.3f}", refresh=False)
     result.seconds = time.perf_counter() - start
     model.eval()
     return result
@@ -203,24 +181,17 @@ def evaluate(
     length = require_positive_int(length, "length")
     n_batches = require_positive_int(n_batches, "n_batches")
     device = pick_device(None if device is None else str(device))
-    with _cpu_threads(cpu_threads, device):
-        return _evaluate(model, task, length, batch_size, n_batches, seed, device)
-
-
-def _evaluate(
-    model: nn.Module, task: Task, length: int, batch_size: int, n_batches: int, seed: int, device: torch.device
-) -> EvalResult:
-    """The evaluation loop of :func:`evaluate`, its arguments checked."""
     model.to(device).eval()
     generator = torch.Generator().manual_seed(seed)
     losses, correct, scored, seq_right, seqs = 0.0, 0, 0, 0, 0
-    for _ in range(n_batches):
-        batch = task.sample(batch_size, length, generator).to(device)
-        logits = model(batch.inputs)
-        losses += masked_loss(logits, batch).item() * int(batch.mask.sum())
-        hit = (logits.argmax(-1) == batch.targets) | ~batch.mask
-        correct += int((hit & batch.mask).sum())
-        scored += int(batch.mask.sum())
-        seq_right += int(hit.all(dim=1).sum())
-        seqs += batch.inputs.shape[0]
+    with _cpu_threads(cpu_threads, device):
+        for _ in range(n_batches):
+            batch = task.sample(batch_size, length, generator).to(device)
+            logits = model(batch.inputs)
+            losses += masked_loss(logits, batch).item() * int(batch.mask.sum())
+            hit = (logits.argmax(-1) == batch.targets) | ~batch.mask
+            correct += int((hit & batch.mask).sum())
+            scored += int(batch.mask.sum())
+            seq_right += int(hit.all(dim=1).sum())
+            seqs += batch.inputs.shape[0]
     return EvalResult(loss=losses / scored, token_accuracy=correct / scored, sequence_accuracy=seq_right / seqs)
