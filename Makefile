@@ -63,7 +63,7 @@ chapters:
 
 ## bench: seconds per chapter against the budgets (a benchmark; never fails).
 bench:
-	$(PYTHON) benchmarks/run_chapters.py
+	$(PYTHON) -m benchmarks.run_chapters
 
 lint:
 	$(PYTHON) -m ruff check lib tests book benchmarks tools

@@ -1,25 +1,21 @@
 """Time every chapter notebook against the book's budgets.
 
-Each notebook is copied into an empty temporary folder and executed there with nbclient,
+Each notebook is executed with nbclient in a fresh kernel whose working folder is empty,
 as a student would run it. Prints seconds per chapter beside its budget, and the whole book
 against 4 minutes. A benchmark, not a test: it always exits 0 unless a notebook fails to run.
 
-    python benchmarks/run_chapters.py [book/02_sinusoidal.ipynb ...]
+    python -m benchmarks.run_chapters [book/02_sinusoidal.ipynb ...]    # from the repository's root
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
-import time
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+from tools.chapters import chapters, read
+from tools.execute_chapters import run_in_empty_folder
 
-BOOK = Path(__file__).resolve().parents[1] / "book"
 BOOK_BUDGET = 240.0
 #: Seconds each chapter may take on the 2-core CPU machine (the chapter issues' targets).
 BUDGETS = {
@@ -32,26 +28,14 @@ BUDGETS = {
 }
 
 
-def run(path: Path) -> float:
-    """Execute ``path`` in a fresh temporary folder; return the wall time in seconds."""
-    with tempfile.TemporaryDirectory() as folder:
-        copy = Path(folder) / path.name
-        shutil.copy(path, copy)
-        nb = nbformat.read(copy, as_version=4)
-        client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": folder}})
-        start = time.perf_counter()
-        client.execute()
-        return time.perf_counter() - start
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to time (default: every chapter)")
-    notebooks = parser.parse_args().notebooks or sorted(BOOK.glob("*.ipynb"))
+    notebooks = parser.parse_args().notebooks or chapters()
     print(f"{'chapter':<28}{'seconds':>9}{'budget':>9}  verdict")
     total = 0.0
     for path in notebooks:
-        seconds = run(path)
+        seconds = run_in_empty_folder(read(path), timeout=600)
         total += seconds
         budget = BUDGETS.get(path.stem, 60.0)
         verdict = "ok" if seconds <= budget else "OVER BUDGET"

@@ -21,8 +21,8 @@ import nbformat
 from nbclient import NotebookClient
 
 from tools.carriage_returns import join_streams
+from tools.chapters import chapters, read
 
-ROOT = Path(__file__).resolve().parents[1]
 #: Cell metadata that records when a cell ran, not what it produced.
 TIMING_KEYS = ("execution",)
 
@@ -36,14 +36,18 @@ def tidy_outputs(notebook: nbformat.NotebookNode) -> None:
             cell.outputs = join_streams(cell.outputs)
 
 
-def execute(path: Path, timeout: int = 150) -> float:
-    """Execute the notebook at ``path`` in an empty folder, tidy it and write it back; return seconds."""
-    notebook = nbformat.read(path, as_version=4)
+def run_in_empty_folder(notebook: nbformat.NotebookNode, timeout: int = 150) -> float:
+    """Execute ``notebook`` in place, in a fresh kernel whose working folder is empty; return seconds."""
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        client = NotebookClient(notebook, timeout=timeout, resources={"metadata": {"path": folder}})
-        client.execute()
-    seconds = time.perf_counter() - start
+        NotebookClient(notebook, timeout=timeout, resources={"metadata": {"path": folder}}).execute()
+    return time.perf_counter() - start
+
+
+def execute(path: Path, timeout: int = 150) -> float:
+    """Execute the notebook at ``path`` in an empty folder, tidy it and write it back; return seconds."""
+    notebook = read(path)
+    seconds = run_in_empty_folder(notebook, timeout)
     tidy_outputs(notebook)
     nbformat.write(notebook, path)
     return seconds
@@ -51,10 +55,10 @@ def execute(path: Path, timeout: int = 150) -> float:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("notebooks", nargs="*", type=Path, help="chapters to run (default: every one in book/)")
+    parser.add_argument("notebooks", nargs="*", type=Path, help="chapters to run (default: every chapter)")
     parser.add_argument("--timeout", type=int, default=150, help="seconds a cell may take (default 150)")
     args = parser.parse_args(argv)
-    for path in args.notebooks or sorted((ROOT / "book").glob("*.ipynb")):
+    for path in args.notebooks or chapters():
         print(f"{path.name}: {execute(path, args.timeout):.1f} s", flush=True)
 
 
