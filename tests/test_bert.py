@@ -104,7 +104,7 @@ def test_a_padding_tokenizer_is_refused():
 def test_the_wall_at_position_512(layer, tokenizer):
     long = encode_pair(tokenizer, " ".join(["apple"] * 600))
     assert len(long) == 602  # no truncation: the text keeps its own length
-    with pytest.raises(SequenceTooLongError, match=r"512 rows .*position 512.*extrapolate.*chapter 5"):
+    with pytest.raises(SequenceTooLongError, match=r"512 rows .*position 512.*extrapolate.*transformerland\.remedies"):
         layer(long.input_ids)
     fits = long.input_ids[:, :512]
     assert layer(fits).shape == (1, 512, 384)

@@ -18,8 +18,7 @@ def check_fits(length: int, max_len: int, what: str = "This learned position tab
         raise SequenceTooLongError(
             f"{what} has {max_len} rows (positions 0 to {max_len - 1}), but the input has {length} positions. "
             f"A learned table has no row for position {max_len} or beyond, so it cannot extrapolate. "
-            "Truncate the input, use a sliding window, or extend the table "
-            "(see chapter 5, 'The edge of the map')."
+            "Truncate the input, use a sliding window, or extend the table: transformerland.remedies has each."
         )
 
 
