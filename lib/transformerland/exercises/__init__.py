@@ -1,11 +1,36 @@
-"""Checkers for the book's coding exercises, one module per chapter (``ch1`` … ``ch6``).
+"""Checkers for the book's coding exercises, one module per chapter (``ch<N>``).
 
 A checker takes the student's function, runs it on a few cases (edge cases included) and
 prints one verdict line, ``ex-<chapter>-<n> · PASSED · …`` or ``ex-<chapter>-<n> · NOT YET · …``
 followed by a hint. It never shows the reference solution. It returns a :class:`CheckResult`,
-which is truthy when the exercise passed.
+which is truthy when the exercise passed. Every checker is built from the toolkit in
+:mod:`~transformerland.exercises.checking`: :class:`Check` runs the cases, and a list of
+:class:`Mistake` entries (what a typical slip returns, and the hint that names it) turns a
+wrong answer into advice.
 """
 
-from .checking import VERDICT_PATTERN, Check, CheckResult
+from .checking import (
+    VERDICT_PATTERN,
+    Check,
+    CheckFailed,
+    CheckResult,
+    Mistake,
+    as_float64,
+    hint_for,
+    numbers_close,
+    spot_mistake,
+    tensors_close,
+)
 
-__all__ = ["VERDICT_PATTERN", "Check", "CheckResult"]
+__all__ = [
+    "VERDICT_PATTERN",
+    "Check",
+    "CheckFailed",
+    "CheckResult",
+    "Mistake",
+    "as_float64",
+    "hint_for",
+    "numbers_close",
+    "spot_mistake",
+    "tensors_close",
+]
