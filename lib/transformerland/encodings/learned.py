@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
@@ -43,6 +45,25 @@ class LearnedPositionalEmbedding(nn.Module):
     def weight(self) -> torch.Tensor:
         """The table itself, ``(max_len, d_model)``."""
         return self.table.weight
+
+    def with_table(self, table: torch.Tensor) -> LearnedPositionalEmbedding:
+        """A new layer whose rows are a copy of ``table`` ``(N, D)``: it accepts up to ``N`` positions.
+
+        The new rows (an interpolated or extended table, say) are trainable and sit on this
+        layer's device, in its dtype; this layer is left unchanged.
+        """
+        require_tensor(table, "table", ndim=2)
+        width = self.table.embedding_dim
+        if table.shape[1] != width:
+            raise ValueError(
+                f"table has rows of width {table.shape[1]}, "
+                f"but the position table it replaces has rows of width {width}."
+            )
+        weight = table.detach().clone().to(device=self.weight.device, dtype=self.weight.dtype)
+        layer = copy.deepcopy(self)
+        layer.table = nn.Embedding.from_pretrained(weight, freeze=False)
+        layer.max_len = weight.shape[0]
+        return layer
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``x``: ``(B, T, D)`` → ``x + table[:T]``; raises if ``T > max_len``."""
