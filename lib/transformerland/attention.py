@@ -15,6 +15,15 @@ from ._validation import require_choice, require_positive_float, require_positiv
 from .encodings.alibi import alibi_bias
 from .encodings.rotary import apply_rotary
 
+__all__ = [
+    "ATTENTION_POSITIONS",
+    "SelfAttention",
+    "causal_mask",
+    "check_heads",
+    "scaled_dot_product_attention",
+    "single_head_attention",
+]
+
 
 def causal_mask(length: int, device: torch.device | str | None = None) -> torch.Tensor:
     """Boolean ``(T, T)`` mask, ``True`` where query ``i`` may attend to key ``j`` (``j <= i``)."""

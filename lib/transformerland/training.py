@@ -16,6 +16,8 @@ from tqdm import tqdm
 from ._validation import require_positive_int
 from .tasks import Batch, Task
 
+__all__ = ["CPU_THREADS", "EvalResult", "TrainResult", "evaluate", "masked_loss", "pick_device", "train"]
+
 
 def pick_device(prefer: str | None = None) -> torch.device:
     """``prefer`` if given, else CUDA when available, else the CPU."""

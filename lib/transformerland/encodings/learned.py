@@ -9,6 +9,8 @@ from torch import nn
 
 from .._validation import require_positive_float, require_positive_int, require_tensor
 
+__all__ = ["LearnedPositionalEmbedding", "SequenceTooLongError", "check_fits"]
+
 
 class SequenceTooLongError(ValueError):
     """A sequence asks for a position that a learned table has no row for."""

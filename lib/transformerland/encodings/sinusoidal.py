@@ -14,6 +14,17 @@ from torch import nn
 
 from .._validation import require_choice, require_even, require_positive_float, require_positive_int, require_tensor
 
+__all__ = [
+    "LAYOUTS",
+    "SinusoidalPositionalEncoding",
+    "layout_permutation",
+    "shift_rotation",
+    "sinusoid_frequencies",
+    "sinusoidal_encoding",
+    "tensor2tensor_encoding",
+    "tensor2tensor_frequencies",
+]
+
 LAYOUTS = ("interleaved", "concatenated")
 
 

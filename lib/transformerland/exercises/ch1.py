@@ -11,6 +11,8 @@ from ..attention import causal_mask, single_head_attention
 from ..symmetry import permute_tokens
 from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
 
+__all__ = ["check_single_head_attention"]
+
 _FORMULA = "softmax(Q Kᵀ / √d_k) V with Q = x @ w_q, K = x @ w_k, V = x @ w_v"
 _close = tensors_close(atol=1e-5, rtol=1e-4)
 

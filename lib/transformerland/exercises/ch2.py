@@ -17,6 +17,8 @@ import torch
 from ..encodings.sinusoidal import sinusoid_frequencies, sinusoidal_encoding, tensor2tensor_frequencies
 from .checking import Check, CheckResult, Mistake, numbers_close, spot_mistake, tensors_close
 
+__all__ = ["TABLE_TOLERANCE", "check_first_near_repeat", "check_sinusoidal_encoding", "check_wavelength"]
+
 #: How close a student's table must be to the reference, entry by entry.
 TABLE_TOLERANCE = 1e-4
 _tables_close = tensors_close(atol=TABLE_TOLERANCE)

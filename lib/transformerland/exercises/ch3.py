@@ -14,6 +14,8 @@ from torch import nn
 
 from .checking import Check, CheckResult, Mistake, hint_for
 
+__all__ = ["check_learned_positions", "check_position_parameters"]
+
 
 def _forward(check: Check, layer: nn.Module, x: torch.Tensor, max_len: int) -> torch.Tensor:
     """Run the student's layer on ``x`` (which fits the table), turning a crash into a verdict."""

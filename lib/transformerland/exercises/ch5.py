@@ -15,6 +15,8 @@ import torch
 from ..remedies import interpolate_table
 from .checking import Check, CheckResult
 
+__all__ = ["check_interpolate_table", "check_sliding_windows", "check_steps_to_reach"]
+
 _TABLE_HINT = "return a torch.Tensor of shape (new_len, d_model)."
 
 

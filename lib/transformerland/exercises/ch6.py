@@ -19,6 +19,8 @@ from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
 from .checking import Check, CheckResult, Mistake, as_float64, hint_for, tensors_close
 
+__all__ = ["TOLERANCE", "check_alibi_slopes", "check_interpolated_positions", "check_rope_rotate"]
+
 #: How close a student's numbers must be to the reference.
 TOLERANCE = 1e-5
 

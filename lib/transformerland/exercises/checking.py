@@ -50,7 +50,7 @@ VERDICT_PATTERN = re.compile(
     r"^(?P<exercise>ex-\d+-\d+) · (?P<verdict>PASSED|NOT YET) · (?P<message>.*)$", re.MULTILINE
 )
 
-T = TypeVar("T")
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -162,7 +162,7 @@ class Check:
         assert isinstance(value, torch.Tensor)
         return value
 
-    def convert(self, value: object, to: Callable[[Any], T], problem: str, hint: str) -> T:
+    def convert(self, value: object, to: Callable[[Any], _T], problem: str, hint: str) -> _T:
         """``to(value)`` (``float``, ``int``, :func:`as_float64`, …); if it cannot be converted, stop."""
         try:
             return to(value)
@@ -181,12 +181,12 @@ class Check:
 
     def run(
         self,
-        action: Callable[[], T],
+        action: Callable[[], _T],
         *,
         name: str,
         doing: str,
         explain: Callable[[Exception], str | None] | None = None,
-    ) -> T:
+    ) -> _T:
         """Run ``action`` (a call into the student's code) and turn an exception into a verdict.
 
         Args:
