@@ -2,15 +2,19 @@
 
 A checker is written as::
 
+    close = tensors_close(atol=1e-4)
+    MISTAKE_HINT = "the sines and cosines are swapped: sin comes first in each pair."
+
     def check_something(fn):
         with Check("ex-2-1", "sinusoidal encoding") as check:
             got = check.call(fn, 8, 4)                       # a raised exception becomes a verdict
-            table = check.convert(got, as_float64, "it returned no numbers", hint="return a tensor")
-            check.shape(table, (8, 4), "the table has the wrong shape", hint="rows are positions ...")
+            table = check.convert(got, as_float64, "it returned no numbers", "return a tensor")
+            check.shape(table, (8, 4), "the table has the wrong shape", "rows are positions ...")
+            mistakes = [Mistake(swapped_table(8, 4), MISTAKE_HINT), ...]   # what each slip returns
             check.that(
                 close(table, expected),
                 "the values are wrong",
-                hint=hint_for(table, MISTAKES, close, fallback="compare one entry with the formula"),
+                hint_for(table, mistakes, close, fallback="compare one entry with the formula"),
             )
         return check.result
 
