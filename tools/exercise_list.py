@@ -14,7 +14,8 @@ import argparse
 import os
 from pathlib import Path
 
-from .chapters import ROOT, Exercise, chapter_number, chapters, exercises, read, title
+from tools.book import ROOT, chapter_number, chapters, read, title
+from tools.exercises import Exercise, exercises
 
 #: Where the page goes, relative to the root.
 PAGE = Path("book/exercise_list.md")
