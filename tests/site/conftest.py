@@ -27,9 +27,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from site_helpers import ARTIFACTS, BUILD_COMMAND, BUILD_OUTPUTS, HTML_DIR, ROOT, Build
+from jupyter_cache import get_cache
+from site_helpers import ARTIFACTS, BUILD_COMMAND, BUILD_OUTPUTS, HTML_DIR, NOTEBOOKS, ROOT, Build
 
+from tools.book import read
 from tools.colab_runtime import ColabRuntime, runtime
+from tools.execute_chapters import cache_folder
 
 BUILD_TIMEOUT_S = 1800
 #: Where the build's numbers go, for the end-of-run report and the suite benchmark.
@@ -74,11 +77,27 @@ def colab_runtime() -> ColabRuntime:
         pytest.fail(f"could not make the Colab-like runtime: {error}")
 
 
+def cached_chapters() -> tuple[str, ...]:
+    """The chapters whose outputs the build's jupyter-cache holds for their current code."""
+    if not cache_folder(ROOT).is_dir():
+        return ()
+    cache = get_cache(str(cache_folder(ROOT)))
+    found = []
+    for path in NOTEBOOKS:
+        try:
+            cache.match_cache_notebook(read(path))
+        except KeyError:
+            continue
+        found.append(path.name)
+    return tuple(found)
+
+
 @pytest.fixture(scope="session")
 def site_build(report: list[str]) -> Build:
     """Build the whole book once per session, as ``make book`` does, from a clean ``_build/html``."""
     for folder in BUILD_OUTPUTS:
         shutil.rmtree(folder, ignore_errors=True)
+    cached = cached_chapters()
     start = time.monotonic()
     done = subprocess.run(
         BUILD_COMMAND,
@@ -89,7 +108,7 @@ def site_build(report: list[str]) -> Build:
         timeout=BUILD_TIMEOUT_S,
         env={**os.environ, "NO_COLOR": "1"},
     )
-    build = Build(done.returncode, re.sub(r"\x1b\[[0-9;]*m", "", done.stdout), time.monotonic() - start)
+    build = Build(done.returncode, re.sub(r"\x1b\[[0-9;]*m", "", done.stdout), time.monotonic() - start, cached)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "build.log").write_text(build.log)
     BUILD_RECORD.write_text(json.dumps({"returncode": build.returncode, "seconds": round(build.seconds, 1)}))

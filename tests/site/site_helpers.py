@@ -37,3 +37,5 @@ class Build:
     returncode: int
     log: str
     seconds: float
+    #: The chapters (file names) whose outputs the jupyter-cache held, for this very code, before the build.
+    cached: tuple[str, ...] = ()
