@@ -60,14 +60,18 @@ grade: install
 ## runtime, two at a time (their outputs kept for the site); then, two at a time, the strict build
 ## from those outputs with the site's tests on one core and the other slow tests (student edition,
 ## handouts, grader, seed sweeps) on the other. The Colab-like runtime is made in the background
-## from the start. Test reports go to test-artifacts/.
-test: install browser
+## from the start. Each stage's seconds go to test-artifacts/stages.tsv, shown as a table at the end
+## (`make bench-suite` writes that table into the README).
+STAGE = $(PYTHON) -m benchmarks.stage
+test:
 	@mkdir -p test-artifacts
+	$(STAGE) --first install $(MAKE) --no-print-directory install browser
 	$(PYTHON) -m tools.colab_runtime > test-artifacts/colab-runtime.log 2>&1 &
-	$(MAKE) --no-print-directory lint
-	$(MAKE) --no-print-directory test-fast
-	$(MAKE) --no-print-directory test-chapters
-	CHAPTERS_RAN=yes $(MAKE) --no-print-directory test-slow
+	$(STAGE) lint $(MAKE) --no-print-directory lint
+	$(STAGE) "fast tests" $(MAKE) --no-print-directory test-fast
+	$(STAGE) chapters $(MAKE) --no-print-directory test-chapters
+	$(STAGE) "slow tests" env CHAPTERS_RAN=yes $(MAKE) --no-print-directory test-slow
+	$(PYTHON) -m benchmarks.suite
 
 ## test-fast: the library, the checkers, the conventions and the generated tables; no notebook is
 ## executed and nothing is built (under a minute). The tier to run while working.
@@ -100,7 +104,7 @@ chapters:
 bench:
 	$(PYTHON) -m benchmarks.run_chapters
 
-## bench-suite: seconds per stage of `make test`, written into the README's table.
+## bench-suite: the seconds of each stage of the last `make test`, written into the README's table.
 bench-suite:
 	$(PYTHON) -m benchmarks.suite --readme
 

@@ -87,19 +87,21 @@ REGIONS: dict[str, dict[str, Callable[[list[Facts], Path], str]]] = {
 }
 
 
+def replace_region(text: str, name: str, body: str) -> str:
+    """``text`` with the body of its generated region ``name`` replaced; a ``ValueError`` when there is none."""
+    found = [match for match in _REGION.finditer(text) if match["name"] == name]
+    if not found:
+        raise ValueError(f"no generated region named {name!r}: add BEGIN/END GENERATED {name} markers for it.")
+    for match in reversed(found):
+        text = f"{text[: match.start()]}{match['open']}\n\n{body}\n\n{match['close']}{text[match.end() :]}"
+    return text
+
+
 def render(text: str, writers: dict[str, Callable[[list[Facts], Path], str]], facts: list[Facts], root: Path) -> str:
-    """``text`` with each of its generated regions rewritten; a ``ValueError`` when one is missing."""
-    missing = set(writers) - {match["name"] for match in _REGION.finditer(text)}
-    if missing:
-        raise ValueError(f"no generated region named {sorted(missing)}: add BEGIN/END GENERATED markers for it.")
-
-    def rewrite(match: re.Match) -> str:
-        writer = writers.get(match["name"])
-        if writer is None:
-            return match[0]
-        return f"{match['open']}\n\n{writer(facts, root)}\n\n{match['close']}"
-
-    return _REGION.sub(rewrite, text)
+    """``text`` with each generated region that ``writers`` names rewritten."""
+    for name, writer in writers.items():
+        text = replace_region(text, name, writer(facts, root))
+    return text
 
 
 def generated(root: Path = ROOT) -> dict[Path, str]:
