@@ -13,6 +13,8 @@ Scripts:
 * ``python -m tools.student_edition``: builds the site without solutions into ``_build/student/html``.
 * ``python -m tools.handouts``: writes ``student/notebooks/*.ipynb`` and ``student/handouts.zip``.
 * ``python -m tools.grade_submissions FOLDER``: runs submitted notebooks, tabulates the checkers' verdicts as CSV.
+* ``python -m tools.colab_runtime``: makes (once per state of the library and pins) the Colab-like runtime in
+  which the tests run the chapters.
 
 What they share, one module a job:
 

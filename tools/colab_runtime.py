@@ -15,6 +15,7 @@ background before the fast tests, so that it is ready when the chapters run::
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -31,12 +32,15 @@ from tools.book import ROOT, chapters, read
 #: requirements.txt pins them, so the runtime gets the tested versions: torch (the CPU wheel pip
 #: finds locally, standing in for Colab's build), numpy, matplotlib, tqdm, ipykernel (Colab's
 #: kernel; it brings matplotlib-inline), and transformers, tokenizers and safetensors for the
-#: real-model chapters. Colab has many more (pandas, scipy, ...): a chapter that needs one would need
+#: real-model chapters, and accelerate. Colab has many more (pandas, scipy, ...): a chapter that needs one would need
 #: it in requirements.txt as well, and then it belongs here. Not here on purpose: the library itself
 #: (installed from the checkout, as the set-up cell would install it from the repository), and the
 #: model-weights packages, which Colab lacks: a chapter's set-up cell installs them, the very line a
 #: student runs.
-COLAB_PACKAGES = ["torch", "numpy", "matplotlib", "tqdm", "ipykernel", "transformers", "tokenizers", "safetensors"]
+COLAB_PACKAGES = [
+    *("torch", "numpy", "matplotlib", "tqdm", "ipykernel"),
+    *("transformers", "tokenizers", "safetensors", "accelerate"),
+]
 COLAB_KERNEL = "colab-runtime"
 #: Where the runtimes are made.
 RUNTIMES = ROOT / "_build" / "colab-runtime"
@@ -57,8 +61,8 @@ def requirement_pins(root: Path = ROOT) -> dict[str, str]:
 
 
 def fingerprint(root: Path = ROOT) -> str:
-    """A hash of what goes into the runtime: the pins, the packaging, the library, the chapters' set-up cells."""
-    digest = hashlib.sha256()
+    """A hash of what goes into the runtime: this recipe, the pins, the packaging, the library, the set-up cells."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
     files = [root / "requirements.txt", root / "pyproject.toml", *sorted((root / "lib").rglob("*.py"))]
     for path in files:
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
@@ -122,6 +126,7 @@ def _run(*command: str | Path) -> None:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
     print(runtime().where)
 
 
