@@ -6,7 +6,8 @@ installed from the checkout; each chapter is executed in an empty temporary fold
 that runtime's kernel. This catches a chapter that reads a path of the repository, needs a package its
 set-up cell does not install, or depends on its working directory. The same fresh run is then checked
 as the chapter's own claims demand: every checker that follows a reference solution says PASSED now,
-and every cell marked ``# NBVAL_CHECK_OUTPUT`` prints what the committed notebook shows. Its outputs
+every cell marked ``# NBVAL_CHECK_OUTPUT`` prints what the committed notebook shows (what nbval checked),
+and every cell tagged ``raises-exception`` did raise. Its outputs
 go into the build's jupyter-cache, so the site shows this run rather than executing the chapter again.
 
 ``make test-chapters`` runs these two at a time (``pytest -n 2``): training in the chapters uses one
@@ -83,6 +84,14 @@ def test_chapter_runs_alone_in_a_colab_like_runtime(path: Path, colab_runtime: C
     assert Path(library).is_relative_to(colab_runtime.venv), f"transformerland came from {library}, not the runtime"
     setup = next(cell for cell in run.cells if "setup" in cell.metadata.get("tags", []))
     assert "ERROR" not in outputs_text(setup), f"the set-up cell's install failed:\n{outputs_text(setup)}"
+
+    quiet = [
+        index
+        for index, cell in enumerate(run.cells)
+        if "raises-exception" in cell.metadata.get("tags", [])
+        and not any(output.get("output_type") == "error" for output in cell.get("outputs", []))
+    ]
+    assert not quiet, f"cells tagged raises-exception that raised nothing in this run: {quiet}"
 
     verdicts = fresh_verdicts(run)
     wrong = {label: found for label, found in verdicts.items() if found != {label: "PASSED"}}
