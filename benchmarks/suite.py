@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import sys
 from datetime import datetime, timezone
@@ -55,7 +56,7 @@ def table(found: list[tuple[str, float, str]]) -> str:
     total = sum(seconds for _, seconds, _ in found)
     when = datetime.fromtimestamp(STAGES.stat().st_mtime, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     rows = [
-        f"Last measured {when} on {platform.machine()} with {len(chapters())} chapters "
+        f"Last measured {when} on {platform.machine()}, {os.cpu_count()} CPUs, with {len(chapters())} chapters "
         f"(`python -m benchmarks.suite` after `make test`):",
         "",
         "| stage | what it runs | seconds | status |",
