@@ -2,8 +2,8 @@
 
 For each chapter (in the order of ``_toc.yml``): every exercise's number (a ``{ref}`` link to its label, so
 the site shows "Exercise 2.1"), title, difficulty, what it suits and its objective, then the chapter's
-checkers; at the end, the exercises grouped by use. ``make book`` runs it first; a test holds the committed
-page to a fresh run.
+checkers; at the end, the exercises grouped by use. ``make book`` runs it first (through
+``python -m tools.tables``); a test holds the committed page to a fresh run.
 
     python -m tools.exercise_list [--root .]
 """

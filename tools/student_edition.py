@@ -6,7 +6,7 @@ out, checker outputs are cleared), and the configuration is changed in three way
 
 * sphinx-exercise's ``hide_solutions: True``, which drops any ``solution`` directive still left in a page;
 * notebook execution off: the site shows the committed outputs, so the build takes a minute or two instead
-  of running every chapter again (``make book`` already proved that they run);
+  of running every chapter again (``make book`` and ``make test`` prove that they run);
 * no launch buttons: they would open the repository's notebooks, solutions included. Students download a
   chapter's notebook (stubs included) from the page, or get the handouts (``python -m tools.handouts``).
 
