@@ -8,6 +8,7 @@ Scripts:
   (``make chapters``), or keeps their outputs for the site's build (``--cache``, ``make book``).
 * ``python -m tools.tables``: writes the tables generated from the chapters' facts (README, CONTRIBUTING, the
   introduction, the instructor's guide) and ``book/exercise_list.md``; ``--check`` says which are stale.
+* ``python -m tools.facts``: prints each chapter's facts; ``--sync-outcomes`` copies the objectives into them.
 * ``python -m tools.new_chapter``: starts a chapter from the template, ``tools/templates/00_template.ipynb``.
 * ``python -m tools.exercise_list``: writes ``book/exercise_list.md`` (every exercise, chapter by chapter).
 * ``python -m tools.student_edition``: builds the site without solutions into ``_build/student/html``.

@@ -17,10 +17,16 @@ student needs to work through the chapter; ``budget_seconds`` its execution budg
 table about the chapters (README, CONTRIBUTING, the introduction, the instructor's guide) and the chapter
 benchmark's budgets are made from these (:mod:`tools.tables`); a convention test holds every chapter to
 this schema.
+
+When a chapter's objectives cell is rewritten, copy its items into the metadata with::
+
+    python -m tools.facts --sync-outcomes [book/03_learned.ipynb ...]
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,3 +111,33 @@ def facts(path: Path, nb: nbformat.NotebookNode | None = None) -> Facts:
 def book_facts(root: Path = ROOT) -> list[Facts]:
     """The facts of every chapter of the book at ``root``, in the order of ``_toc.yml``."""
     return [facts(path) for path in chapters(root)]
+
+
+def sync_outcomes(path: Path) -> bool:
+    """Set the chapter's ``outcomes`` to its objectives cell's items; whether that changed the file.
+
+    Only that one entry of the metadata changes: the rest of the file is written back as it was read.
+    """
+    wanted = objectives(read(path))
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    found = raw["metadata"].setdefault(KEY, {})
+    if found.get("outcomes") == wanted:
+        return False
+    found["outcomes"] = wanted
+    path.write_text(json.dumps(raw, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return True
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("notebooks", nargs="*", type=Path, help="chapters (default: every chapter)")
+    parser.add_argument("--sync-outcomes", action="store_true", help="copy the objectives into the metadata")
+    args = parser.parse_args(argv)
+    for path in args.notebooks or chapters():
+        if args.sync_outcomes and sync_outcomes(path):
+            print(f"{path}: outcomes copied from its objectives cell")
+        print(facts(path))
+
+
+if __name__ == "__main__":
+    main()
