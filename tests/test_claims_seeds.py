@@ -13,6 +13,7 @@ from functools import cache
 import pytest
 import torch
 from transformerland.model import POSITION_SCHEMES, TinyTransformer
+from transformerland.remedies import extend_table, fine_tune, interpolate_table, with_position_table
 from transformerland.tasks import MarkovTask, SortTask
 from transformerland.training import evaluate, train
 
@@ -27,8 +28,8 @@ EVAL_LENGTHS = (32, 64, 128)
 
 
 @cache
-def markov_losses(scheme: str, seed: int, steps: int = 240) -> tuple[float, ...]:
-    """Chapter 5's recipe (warm-up a fifth of the steps): losses at 32, 64 and 128 tokens."""
+def markov_model(scheme: str, seed: int, steps: int = 240) -> TinyTransformer:
+    """Chapter 5's decoder and recipe (warm-up a fifth of the steps), trained at 32 tokens."""
     model = TinyTransformer(MARKOV.vocab_size, position=scheme, seed=seed, **MARKOV_SIZE)
     train(
         model,
@@ -41,7 +42,17 @@ def markov_losses(scheme: str, seed: int, steps: int = 240) -> tuple[float, ...]
         seed=seed,
         progress=False,
     )
-    return tuple(evaluate(model, MARKOV, length=n, batch_size=64, n_batches=2).loss for n in EVAL_LENGTHS)
+    return model
+
+
+def markov_loss(model: torch.nn.Module, length: int) -> float:
+    return evaluate(model, MARKOV, length=length, batch_size=64, n_batches=2).loss
+
+
+@cache
+def markov_losses(scheme: str, seed: int, steps: int = 240) -> tuple[float, ...]:
+    """Losses at 32, 64 and 128 tokens."""
+    return tuple(markov_loss(markov_model(scheme, seed, steps), n) for n in EVAL_LENGTHS)
 
 
 @cache
@@ -93,3 +104,21 @@ def test_ch3_learned_and_sinusoidal_alike_in_distribution(seed: int) -> None:
         accuracy[scheme] = evaluate(model, task, length=16).token_accuracy
     assert min(accuracy.values()) > 0.98, accuracy
     assert abs(accuracy["learned"] - accuracy["sinusoidal"]) < 0.01, accuracy
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_interpolated_start_fine_tunes_better_than_extended(seed: int) -> None:
+    """Chapter 5's remedies: after 60 steps at 128 tokens, the interpolated table beats the extended one."""
+    learned = markov_model("learned", seed)
+    rows = learned.positions.weight.detach()[:TRAIN_LENGTH]
+    tune = {"steps": 60, "length": 4 * TRAIN_LENGTH, "batch_size": 16, "lr": 3e-3, "seed": 1, "progress": False}
+    extended = with_position_table(learned, extend_table(rows, 4 * TRAIN_LENGTH, seed=0))
+    stretched = with_position_table(learned, interpolate_table(rows, 4 * TRAIN_LENGTH))
+    extended_long = markov_loss(fine_tune(extended, MARKOV, **tune)[0], 4 * TRAIN_LENGTH)
+    stretched_long = markov_loss(fine_tune(stretched, MARKOV, **tune)[0], 4 * TRAIN_LENGTH)
+    before = markov_losses("learned", seed)[2]
+    assert extended_long < before - 0.15 and stretched_long < extended_long - 0.15, (
+        before,
+        extended_long,
+        stretched_long,
+    )
