@@ -13,6 +13,7 @@ from torch import nn
 
 from ._validation import require_positive_int, require_tensor
 from .encodings.alibi import alibi_bias
+from .encodings.rope_scaling import rope_frequencies
 from .encodings.rotary import apply_rotary
 
 
@@ -122,6 +123,8 @@ class SelfAttention(nn.Module):
         self.n_heads, self.causal, self.rotary, self.alibi, self.rope_base = n_heads, causal, rotary, alibi, rope_base
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.out = nn.Linear(d_model, d_model)
+        # RoPE scaling recipe (a rope_parameters dict, None = plain RoPE), set by encodings.set_rope_scaling.
+        self.rope_scaling: dict | None = None
 
     def forward(
         self, x: torch.Tensor, return_weights: bool = False
@@ -133,7 +136,8 @@ class SelfAttention(nn.Module):
             raise ValueError(f"x has width {width} but this attention layer expects d_model={self.qkv.in_features}.")
         q, k, v = self.qkv(x).view(batch, length, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)  # each (B, H, T, d)
         if self.rotary:
-            q, k = apply_rotary(q, base=self.rope_base), apply_rotary(k, base=self.rope_base)
+            inv_freq, gain = rope_frequencies(q.shape[-1], self.rope_base, self.rope_scaling, seq_len=length)
+            q, k = (apply_rotary(t, inv_freq=inv_freq, attention_factor=gain) for t in (q, k))
         mask = causal_mask(length, x.device) if self.causal else None
         bias = alibi_bias(self.n_heads, length, causal=self.causal, device=x.device) if self.alibi else None
         heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
