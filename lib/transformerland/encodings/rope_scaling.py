@@ -272,6 +272,26 @@ def rope_frequencies(
     return plain / factor * share + plain * (1 - share), 1.0
 
 
+def scaling_recipes(original_length: int, factor: float = 4.0) -> dict[str, dict[str, object] | None]:
+    """One ``scaling`` dict per recipe, all stretching a context of ``original_length`` by ``factor``.
+
+    Keys are the recipes' names as the book prints them: ``"plain RoPE"`` (``None``), ``"linear (PI)"``,
+    ``"NTK-aware"``, ``"dynamic NTK"``, ``"YaRN"`` (β = 32 and 1, the paper's) and ``"Llama 3"``
+    (``low_freq_factor`` 1, ``high_freq_factor`` 4, Llama 3.1's).
+    """
+    original_length = require_positive_int(original_length, "original_length")
+    factor = require_positive_float(factor, "factor")
+    stretch = {"factor": factor, "original_max_position_embeddings": original_length}
+    return {
+        "plain RoPE": None,
+        "linear (PI)": {"rope_type": "linear", **stretch},
+        "NTK-aware": {"rope_type": "ntk", **stretch},
+        "dynamic NTK": {"rope_type": "dynamic", **stretch},
+        "YaRN": {"rope_type": "yarn", "beta_fast": 32.0, "beta_slow": 1.0, **stretch},
+        "Llama 3": {"rope_type": "llama3", "low_freq_factor": 1.0, "high_freq_factor": 4.0, **stretch},
+    }
+
+
 def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     """Wavelength ``2π / θ_i`` of each pair, in positions: the distance over which the pair turns once."""
     require_tensor(inv_freq, "inv_freq", ndim=1)
