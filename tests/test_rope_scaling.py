@@ -288,3 +288,93 @@ def test_bad_shapes_are_refused_clearly():
         set_rope_scaling(TinyTransformer(8, position="alibi"), {"rope_type": "linear", "factor": 2.0})
     with pytest.raises(ValueError, match="at least 1"):
         set_rope_scaling(TinyTransformer(8, position="rope"), {"rope_type": "linear", "factor": 0.5})
+
+
+# The seed sweep behind chapter 8's claims ----------------------------------------------------------------
+
+
+def _chapter8_experiment(seed: int) -> dict[str, object]:
+    """Chapter 8's experiments with models and training seeded by ``seed`` (the chapter runs seed 0)."""
+    from transformerland.encodings import scaling_recipes
+    from transformerland.remedies import fine_tune
+    from transformerland.tasks import MarkovTask
+    from transformerland.training import evaluate, train
+
+    task = MarkovTask(vocab_size=8, order=2, seed=0)
+    length = 32
+    size = {"d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "max_len": 4 * length}
+    recipe = {"steps": 240, "length": length, "batch_size": 32, "lr": 3e-3, "warmup": 48, "seed": seed}
+    tune = {"steps": 20, "length": 4 * length, "batch_size": 16, "lr": 3e-3, "seed": 1, "progress": False}
+
+    def trained(position, **options):
+        model = TinyTransformer(task.vocab_size, position=position, seed=seed, **size, **options)
+        train(model, task, progress=False, **recipe)
+        return model
+
+    def losses_at(model):
+        return [
+            evaluate(model, task, length=n, batch_size=64, n_batches=2).loss for n in (length, 2 * length, 4 * length)
+        ]
+
+    rope = trained("rope")
+    recipes = scaling_recipes(length, 4.0)
+    zero = {name: losses_at(with_rope_scaling(rope, scaling)) for name, scaling in recipes.items()}
+    tuned = {name: losses_at(fine_tune(with_rope_scaling(rope, s), task, **tune)[0]) for name, s in recipes.items()}
+    nope = trained("none")
+    probe_fit, probe_test = (task.sample(64, 4 * length, torch.Generator().manual_seed(s)) for s in (5, 6))
+    with torch.no_grad():
+        first = [
+            torch.nn.functional.pad(nope.blocks[0](nope.embed(b.inputs)).double(), (0, 1), value=1.0)
+            for b in (probe_fit, probe_test)
+        ]
+    seats = torch.arange(4 * length, dtype=torch.float64)
+    weights = torch.linalg.lstsq(first[0][:, :length].reshape(-1, 65), seats[:length].repeat(64)[:, None]).solution
+    read = (first[1] @ weights)[..., 0]
+    return {
+        "zero": zero,
+        "tuned": tuned,
+        "alibi": losses_at(trained("alibi")),
+        "base 500k": losses_at(trained("rope", rope_base=5e5)),
+        "none": losses_at(nope),
+        "probe error": float((read[:, :length] - seats[:length]).abs().mean()),
+        "probe guess": float((seats[:length] - seats[:length].mean()).abs().mean()),
+        "probe late": float(read[:, 24:32].mean()),
+        "probe far": float(read[:, 64:].mean()),
+    }
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_chapter8_claims_hold_on_every_seed(seed):
+    """Every ordering chapter 8 states, with the margins its notebook asserts."""
+    r = _chapter8_experiment(seed)
+    Z, F, alibi = r["zero"], r["tuned"], r["alibi"]
+    plain = Z["plain RoPE"]
+    assert abs(Z["dynamic NTK"][0] - plain[0]) < 1e-6
+    assert Z["NTK-aware"][1] - plain[0] < 0.06 and Z["dynamic NTK"][1] - plain[0] < 0.06, Z
+    assert plain[1] - plain[0] > 0.15, plain
+    assert Z["dynamic NTK"][2] < Z["NTK-aware"][2] - 0.1 and Z["NTK-aware"][2] < plain[2] - 0.08, Z
+    assert Z["YaRN"][2] < plain[2] - 0.25 and Z["Llama 3"][2] < plain[2] - 0.2, Z
+    assert Z["YaRN"][2] < Z["Llama 3"][2] - 0.04 and Z["Llama 3"][2] < Z["NTK-aware"][2] - 0.04, Z
+    rise = {name: v[2] - v[0] for name, v in Z.items()}
+    assert rise["YaRN"] < rise["dynamic NTK"] - 0.1 and rise["Llama 3"] < rise["dynamic NTK"] - 0.1, rise
+    assert Z["YaRN"][0] > plain[0] + 0.05 and Z["Llama 3"][0] > Z["YaRN"][0] + 0.05, Z
+    assert min(Z["linear (PI)"]) > 2.0 and Z["linear (PI)"][0] > plain[0] + 0.6, Z
+    best_at_4L = min(v[2] for k, v in Z.items() if k != "linear (PI)")
+    assert alibi[2] - alibi[0] < 0.05, alibi
+    assert alibi[2] - 0.05 < best_at_4L < alibi[2] + 0.2, (best_at_4L, alibi)
+    others = [v[2] for k, v in F.items() if k != "linear (PI)"]
+    assert F["linear (PI)"][2] > max(others) + 0.07, F
+    assert F["YaRN"][2] < F["plain RoPE"][2] - 0.015 and F["Llama 3"][2] < F["plain RoPE"][2] - 0.015, F
+    assert max(others) - min(others) < 0.06, F
+    assert max(F["YaRN"][2], F["Llama 3"][2]) < min(F[k][2] for k in ("plain RoPE", "NTK-aware", "dynamic NTK")) - 0.005
+    assert all(max(v) - min(v) < 0.02 for v in F.values()), F
+    assert all(v[0] > plain[0] + 0.015 for v in F.values()), F
+    assert all(v[2] < plain[2] - 0.3 for v in F.values()), F
+    small, large = plain, r["base 500k"]
+    assert abs(large[0] - small[0]) < 0.02 and large[1] < small[1] and large[2] < small[2] - 0.1, (small, large)
+    assert large[2] > alibi[2] + 0.1, (large, alibi)
+    assert r["probe error"] < 0.8 * r["probe guess"], r
+    assert r["probe far"] < 32 and r["probe far"] - r["probe late"] < 5, r
+    none = r["none"]
+    assert none[2] - none[0] < 0.25 and none[0] > plain[0] + 0.3, none

@@ -222,6 +222,8 @@ def rope_frequencies(
             ``rope_type`` (one of :data:`ROPE_TYPES`) and that recipe's keys (:data:`REQUIRED_KEYS`,
             :data:`OPTIONAL_KEYS`). ``original_max_position_embeddings`` is the training length ``L``.
         seq_len: the current sequence length, read by ``"dynamic"`` only (``None``: ``L``, no change).
+            (transformers' ``"dynamic"`` reads ``L`` from the model's ``max_position_embeddings``;
+            here it is the dict's ``original_max_position_embeddings``, as for the other recipes.)
 
     Returns:
         ``(inv_freq, attention_factor)``: ``inv_freq`` the ``(d/2,)`` float64 frequencies ``θ_i``
@@ -299,7 +301,11 @@ def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
 
 
 def _rotary_layers(model: nn.Module) -> list[nn.Module]:
-    layers = [m for m in model.modules() if getattr(m, "rotary", False) and hasattr(m, "rope_scaling")]
+    layers = [
+        m
+        for m in model.modules()
+        if hasattr(m, "rope_scaling") and (getattr(m, "rotary", False) or getattr(m, "position", None) == "rope")
+    ]
     if not layers:
         raise ValueError(
             'model has no rotary attention layer to rescale; build it with TinyTransformer(..., position="rope").'
