@@ -16,8 +16,22 @@ from collections.abc import Callable
 import torch
 
 from ..encodings.rope_scaling import dynamic_factor, llama3_bands, ntk_base, yarn_ramp
-from .ch6 import _as_tensor, _close
 from .checking import Check, CheckFailed, CheckResult
+
+
+def _as_tensor(value: object, what: str) -> torch.Tensor:
+    """A returned tensor or list of numbers as float64, or stop with a verdict."""
+    try:
+        return torch.as_tensor(value).detach().cpu().to(torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise CheckFailed(
+            f"it returned a {type(value).__name__}, which is not a list of numbers",
+            f"return {what} as a torch.Tensor (a list of floats works too).",
+        ) from None
+
+
+def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    return got.shape == expected.shape and torch.allclose(got, expected, atol=1e-6, rtol=1e-6)
 
 
 def _number(value: object, what: str) -> float:
