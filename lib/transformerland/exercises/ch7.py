@@ -177,8 +177,7 @@ def check_turning_pairs(fn: Callable[[int, float, int], object]) -> CheckResult:
                 )
             turns = rotary_turns(context - 1, head_dim, base)
             expected = torch.nonzero(turns >= 1).flatten()
-            if torch.equal(got.sort().values, expected):
-                continue
+            answer = got.sort().values
             i = torch.arange(head_dim // 2, dtype=torch.float64)
             theta = base ** (-2 * i / head_dim)
             mistakes = [
@@ -199,9 +198,9 @@ def check_turning_pairs(fn: Callable[[int, float, int], object]) -> CheckResult:
                     "these are the pairs that never complete a turn; the question asks for the ones that do.",
                 ),
             ]
-            hints = [hint for wrong, hint in mistakes if torch.equal(got.sort().values, wrong)]
+            hints = [hint for wrong, hint in mistakes if torch.equal(answer, wrong)]
             check.that(
-                False,
+                torch.equal(answer, expected),
                 f"for d = {head_dim}, base {base:g} and a context of {context} tokens the pairs are not the right ones",
                 hint=hints[0] if hints else "pair i turns (L − 1)·base^(−2i/d) radians; it completes a turn at 2π.",
             )
