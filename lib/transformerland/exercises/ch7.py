@@ -18,6 +18,8 @@ from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
 from .checking import Check, CheckFailed, CheckResult
 
+__all__ = ["check_gguf_unpermute", "check_position_ids", "check_turning_pairs"]
+
 
 def _as_long(value: object, what: str) -> torch.Tensor:
     """A returned tensor, list or array as a long tensor, or a NOT YET verdict."""
