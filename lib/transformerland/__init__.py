@@ -12,6 +12,7 @@ Modules, one idea each:
 - :mod:`~transformerland.remedies`: what to do with inputs longer than the training length;
 - :mod:`~transformerland.bert`: BERT's embedding layer, and :mod:`~transformerland.bert_weights`
   to read real weights and tokenizers offline;
+- :mod:`~transformerland.llm`: a real RoPE language model (SmolLM2) read offline, and tools to look inside it;
 - :mod:`~transformerland.plotting`: one look for every figure;
 - :mod:`~transformerland.exercises`: the checkers of the exercises, built on
   :mod:`~transformerland.exercises.checking`.

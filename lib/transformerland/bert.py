@@ -190,32 +190,66 @@ class BertEmbeddings(nn.Module):
         device = self.word_embeddings.weight.device
         return input_ids.to(device=device, dtype=torch.long), token_type_ids.to(device=device, dtype=torch.long)
 
-    def contributions(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> Contributions:
+    def _check_positions(self, position_ids: torch.Tensor | None, ids: torch.Tensor) -> torch.Tensor:
+        """Validate ``position_ids`` ``(B, T)`` or ``(1, T)`` (default ``0 … T-1``); returns ``(B or 1, T)`` long."""
+        if position_ids is None:
+            return torch.arange(ids.shape[1], device=ids.device)[None]
+        require_tensor(position_ids, "position_ids", ndim=2)
+        if position_ids.dtype.is_floating_point or position_ids.dtype.is_complex or position_ids.dtype == torch.bool:
+            raise TypeError(f"position_ids must hold integer positions (torch.long), got dtype {position_ids.dtype}.")
+        if position_ids.shape[1] != ids.shape[1] or position_ids.shape[0] not in (1, ids.shape[0]):
+            raise ValueError(
+                f"position_ids must have shape {tuple(ids.shape)} or (1, {ids.shape[1]}), one position per token, "
+                f"got {tuple(position_ids.shape)}."
+            )
+        rows = self.config.max_position_embeddings
+        low, high = int(position_ids.min()), int(position_ids.max())
+        if low < 0:
+            raise ValueError(f"position ids count from 0, got {low}.")
+        if high >= rows:
+            raise SequenceTooLongError(
+                f"position id {high} is past the last row of this BERT embedding layer's position table, which has "
+                f"{rows} rows (positions 0 to {rows - 1}). A learned table has no row for position {rows} or beyond."
+            )
+        return position_ids.to(device=ids.device, dtype=torch.long)
+
+    def contributions(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+    ) -> Contributions:
         """The three rows looked up for every token, before they are added.
 
         Args:
             input_ids: ``(B, T)`` token ids, ``T <= max_position_embeddings``.
             token_type_ids: ``(B, T)`` segment ids (0 = sentence A, 1 = sentence B); ``None``: all 0.
+            position_ids: ``(B, T)`` or ``(1, T)`` positions, as transformers' ``BertEmbeddings`` takes
+                them; ``None``: token ``i`` sits at position ``i``, counting from 0 at ``[CLS]``.
 
         Returns:
-            word, segment and position contributions, each ``(B, T, D)``. Token ``i`` sits at
-            position ``i``: positions always count from 0 at ``[CLS]``.
+            word, segment and position contributions, each ``(B, T, D)``.
 
         Raises:
-            SequenceTooLongError: ``T`` exceeds the position table (there is no row for it).
+            SequenceTooLongError: ``T`` exceeds the position table, or a position id is past its last row.
             ValueError: a token id outside the vocabulary or a segment id outside the segment table.
         """
         ids, segments = self._check_ids(input_ids, token_type_ids)
-        positions = torch.arange(ids.shape[1], device=ids.device)
+        positions = self._check_positions(position_ids, ids)
         return Contributions(
             word=self.word_embeddings(ids),
             segment=self.segment_embeddings(segments),
             position=self.position_embeddings(positions).expand(ids.shape[0], -1, -1),
         )
 
-    def forward(self, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        token_type_ids: torch.Tensor | None = None,
+        position_ids: torch.Tensor | None = None,
+    ) -> torch.Tensor:
         """``(B, T)`` token ids (and segment ids) → ``(B, T, D)``: ``dropout(LayerNorm(word + segment + position))``.
 
         Arguments and errors as in :meth:`contributions`.
         """
-        return self.dropout(self.layer_norm(self.contributions(input_ids, token_type_ids).total()))
+        return self.dropout(self.layer_norm(self.contributions(input_ids, token_type_ids, position_ids).total()))
