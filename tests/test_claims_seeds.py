@@ -17,7 +17,7 @@ from transformerland.remedies import extend_table, fine_tune, interpolate_table,
 from transformerland.tasks import MarkovTask, SortTask
 from transformerland.training import evaluate, train
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.seeds]
 SEEDS = (0, 1, 2)
 
 # Chapter 5: an order-2 Markov source, decoders trained at 32 tokens, tested at 32, 64, 128.

@@ -346,6 +346,7 @@ def _chapter8_experiment(seed: int) -> dict[str, object]:
 
 
 @pytest.mark.slow
+@pytest.mark.seeds
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_chapter8_claims_hold_on_every_seed(seed):
     """Every ordering chapter 8 states, with the margins its notebook asserts."""
