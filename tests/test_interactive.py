@@ -78,7 +78,7 @@ def test_charts_render_as_html_that_loads_vega_and_draws_svg():
     bundle = chart._repr_mimebundle_()
     html = (bundle[0] if isinstance(bundle, tuple) else bundle)["text/html"]
     assert "vegaEmbed(" in html and '{"renderer": "svg", "actions": false' in html
-    assert '"description": "An identity and a matrix of ones."' in html
+    assert '"description":"An identity and a matrix of ones."' in html  # compact JSON
 
 
 class TestControls:
