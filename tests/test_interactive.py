@@ -81,6 +81,14 @@ def test_charts_render_as_html_that_loads_vega_and_draws_svg():
     assert '"description":"An identity and a matrix of ones."' in html  # compact JSON
 
 
+def test_the_same_figure_renders_the_same_html_so_a_rerun_leaves_the_notebook_unchanged():
+    use_interactive_style()
+    make = lambda: clock_wall(sinusoidal_encoding(3, 4), description="Two clocks.")  # noqa: E731
+    first, second = make()._repr_mimebundle_(), make()._repr_mimebundle_()
+    assert first == second
+    assert first != clock_wall(sinusoidal_encoding(4, 4), description="Two clocks.")._repr_mimebundle_()
+
+
 class TestControls:
     def test_a_slider_steps_through_its_values(self):
         assert bindings_of(slider("p", "position", range(0, 30, 5))) == {

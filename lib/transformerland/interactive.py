@@ -16,6 +16,7 @@ Call :func:`use_interactive_style` once, before the first chart is shown.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -25,6 +26,7 @@ from typing import Any
 
 import altair as alt
 import torch
+from altair.utils.mimebundle import spec_to_mimebundle
 from torch import nn
 
 from ._validation import require_choice, require_positive_int, require_tensor
@@ -39,13 +41,34 @@ CONTROL_KINDS = ("slider", "radio", "select", "checkbox")
 WIDTH = 560
 
 
+def _html(spec: dict, **options: Any) -> dict[str, str]:
+    """Altair's HTML output (its "universal" template), in a container named after the chart's content.
+
+    Altair names the container with a random id, so every run would rewrite the saved notebook;
+    a digest of the specification keeps a re-run's output identical when the figure is.
+    """
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+    versions = {"vega_version": alt.VEGA_VERSION, "vegalite_version": alt.VEGALITE_VERSION}
+    return spec_to_mimebundle(
+        spec,
+        format="html",
+        mode="vega-lite",
+        vegaembed_version=alt.VEGAEMBED_VERSION,
+        template="universal",
+        output_div=f"figure-{digest}",
+        **versions,
+        **options,
+    )
+
+
 def use_interactive_style() -> None:
     """Show Altair charts as HTML (they run without a kernel), drawn as SVG, without an action menu.
 
     The specification is written without spaces after separators, which keeps notebooks smaller.
     """
+    alt.renderers.register("transformerland", _html)
     alt.renderers.enable(
-        "default", embed_options={"renderer": "svg", "actions": False}, json_kwds={"separators": (",", ":")}
+        "transformerland", embed_options={"renderer": "svg", "actions": False}, json_kwds={"separators": (",", ":")}
     )
 
 
