@@ -16,6 +16,8 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from site_helpers import ARTIFACTS, PAGES
 
+from tools.accessibility import fix_html
+
 BLOCKING = {"serious", "critical"}
 REPORTS = ARTIFACTS / "axe"
 
@@ -39,3 +41,9 @@ def test_no_serious_or_critical_accessibility_violation(offline_page, name: str)
     (REPORTS / f"{Path(name).name}.json").write_text(json.dumps(results.response["violations"], indent=1))
     blocking = [v for v in results.response["violations"] if v["impact"] in BLOCKING]
     assert not blocking, f"{name}: accessibility violations:\n" + "\n".join(map(describe, blocking))
+
+
+def test_the_bibliography_becomes_a_list_of_list_items():
+    sphinx = '<div role="list" class="citation-list">\n<div class="citation" id="id3" role="doc-biblioentry">'
+    fixed = '<div role="list" class="citation-list">\n<div class="citation" role="listitem" id="id3">'
+    assert fix_html(sphinx) == fixed
