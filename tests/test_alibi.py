@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformerland.attention import SelfAttention
 from transformerland.encodings import alibi_bias, alibi_slopes
-from transformerland.model import TinyTransformer
+from transformerland.model import TinyTransformer, TransformerConfig
 
 
 def test_eight_heads_get_one_half_to_one_over_256():
@@ -67,19 +67,20 @@ def test_bias_depends_only_on_the_distance():
 
 
 def test_alibi_adds_no_parameters_to_attention_or_model():
-    plain, alibi = SelfAttention(16, 4), SelfAttention(16, 4, alibi=True)
+    plain, alibi = SelfAttention(16, 4), SelfAttention(16, 4, position="alibi")
     assert sum(p.numel() for p in plain.parameters()) == sum(p.numel() for p in alibi.parameters())
     assert (
-        TinyTransformer(10, position="alibi").num_parameters() == TinyTransformer(10, position="none").num_parameters()
+        TinyTransformer(TransformerConfig(10, position="alibi")).num_parameters()
+        == TinyTransformer(TransformerConfig(10, position="none")).num_parameters()
     )
 
 
 def test_attention_with_alibi_uses_the_bias():
     torch.manual_seed(0)
-    layer = SelfAttention(16, 4, causal=True, alibi=True)
+    layer = SelfAttention(16, 4, causal=True, position="alibi")
     x = torch.randn(1, 7, 16)
     _, weights = layer(x, return_weights=True)
-    q, k, _ = layer.qkv(x).view(1, 7, 3, 4, -1).permute(2, 0, 3, 1, 4)
+    q, k, _ = layer.split_heads(x)
     scores = q @ k.transpose(-2, -1) / 2.0 + alibi_bias(4, 7)
     scores = scores.masked_fill(~torch.ones(7, 7, dtype=torch.bool).tril(), float("-inf"))
     torch.testing.assert_close(weights, scores.softmax(-1), atol=1e-5, rtol=1e-4)

@@ -163,7 +163,7 @@ def test_the_multi_head_layer_is_equivariant_until_positions_or_a_mask_enter():
     torch.manual_seed(0)
     x, perm = rand(2, 6, 8), [5, 0, 3, 1, 4, 2]
     assert equivariance_gap(SelfAttention(8, 2), x, perm) < 1e-5
-    for options in ({"causal": True}, {"rotary": True}, {"alibi": True}):
+    for options in ({"causal": True}, {"position": "rope"}, {"position": "alibi"}):
         assert equivariance_gap(SelfAttention(8, 2, **options), x, perm) > 1e-3, options
 
 
@@ -183,7 +183,8 @@ def test_self_attention_shapes_and_causal_weights():
     ("args", "kwargs", "message"),
     [
         ((8, 3), {}, "n_heads must divide d_model"),
-        ((6, 2), {"rotary": True}, "even head width"),
+        ((6, 2), {"position": "rope"}, "even head width"),
+        ((8, 2), {"position": "learned"}, "position must be one of 'none', 'rope', 'alibi'"),
         ((0, 1), {}, "d_model must be a positive integer"),
     ],
 )

@@ -104,7 +104,7 @@ def test_a_padding_tokenizer_is_refused():
 def test_the_wall_at_position_512(layer, tokenizer):
     long = encode_pair(tokenizer, " ".join(["apple"] * 600))
     assert len(long) == 602  # no truncation: the text keeps its own length
-    with pytest.raises(SequenceTooLongError, match=r"512 rows .*position 512.*extrapolate.*chapter 5"):
+    with pytest.raises(SequenceTooLongError, match=r"512 rows .*position 512.*extrapolate.*transformerland\.remedies"):
         layer(long.input_ids)
     fits = long.input_ids[:, :512]
     assert layer(fits).shape == (1, 512, 384)
@@ -226,3 +226,11 @@ def test_loader_explains_missing_or_foreign_files(tmp_path):
     save_file({"transformer.wte.weight": torch.zeros(2, 2)}, str(tmp_path / "model.safetensors"))
     with pytest.raises(ValueError, match="is it a BERT checkpoint"):
         load_bert_embeddings(tmp_path)
+
+
+def test_the_loaders_live_apart_from_the_layer_and_are_reexported():
+    from transformerland import bert, bert_weights
+
+    for name in bert_weights.__all__:
+        assert getattr(bert, name) is getattr(bert_weights, name), name
+        assert name in bert.__all__, name

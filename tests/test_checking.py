@@ -1,7 +1,18 @@
 """transformerland.exercises.checking: the verdict machinery every checker shares."""
 
+import operator
+
 import pytest
+import torch
 from transformerland.exercises import VERDICT_PATTERN, Check
+from transformerland.exercises.checking import (
+    Mistake,
+    as_float64,
+    hint_for,
+    numbers_close,
+    spot_mistake,
+    tensors_close,
+)
 
 
 def check_double(fn, quiet=False):
@@ -46,3 +57,60 @@ def test_passing_a_value_instead_of_a_function_is_explained():
 def test_labels_are_validated():
     with pytest.raises(ValueError, match="ex-2-1"):
         Check("exercise one", "x")
+
+
+# --- the toolkit a checker is built from ----------------------------------------------------------
+
+
+def test_a_mistake_is_spotted_by_its_answer_and_named_by_its_hint():
+    mistakes = [Mistake(6, "you added instead of doubling", "added"), Mistake(9, "you squared it")]
+    equal = operator.eq
+    assert spot_mistake(6, mistakes, equal).problem == "added"
+    assert spot_mistake(7, mistakes, equal) is None
+    assert hint_for(9, mistakes, equal, fallback="double it") == "you squared it"
+    assert hint_for(7, mistakes, equal, fallback="double it") == "double it"
+    unknown = Mistake(None, "double it", "not twice the input")
+    assert spot_mistake(7, mistakes, equal, unknown) is unknown
+
+
+def test_closeness_tests_for_tensors_and_numbers():
+    close = tensors_close(atol=1e-3)
+    assert close(torch.zeros(3), torch.full((3,), 1e-4))
+    assert not close(torch.zeros(3), torch.full((3,), 1e-2))
+    assert not close(torch.zeros(3), torch.zeros(1))  # a different shape is never close
+    assert numbers_close(1e-3)(1000.0, 1000.5) and not numbers_close(1e-3)(1.0, 1.01)
+
+
+def test_convert_shape_and_tensor_stop_with_the_problem_and_hint():
+    def checker(answer, shape=(2,)):
+        with Check("ex-9-2", "a pair", quiet=True) as check:
+            got = check.tensor(answer, "return a tensor")
+            values = check.convert(got, as_float64, "no numbers", "return numbers")
+            check.shape(values, shape, "wrong shape", "two entries")
+        return check.result
+
+    assert checker(torch.tensor([1, 2])) and checker(torch.tensor([1, 2])).message.endswith("all 2 checks agree.")
+    assert checker([1, 2]).message == "it returned a list, not a tensor"
+    assert checker(torch.tensor([1, 2, 3])).hint == "two entries"
+    with Check("ex-9-3", "a number", quiet=True) as check:
+        check.convert("seven", float, "it returned text", "return a float")
+    assert check.result.message == "it returned text" and as_float64([1, 2]).dtype == torch.float64
+
+
+def test_run_reports_a_crash_with_the_checkers_own_hint_when_it_has_one():
+    def checker(action, explain=None):
+        with Check("ex-9-4", "forward", quiet=True) as check:
+            check.run(action, name="forward", doing="forward on 3 tokens", explain=explain)
+        return check.result
+
+    def crash():
+        raise RuntimeError("size mismatch")
+
+    def stub():
+        raise NotImplementedError
+
+    assert checker(stub).message == "forward is not written yet (it raised NotImplementedError)"
+    assert checker(crash).message == "forward on 3 tokens raised RuntimeError: size mismatch"
+    assert "look at line" in checker(crash).hint
+    assert checker(crash, explain=lambda error: "slice the table").hint == "slice the table"
+    assert "look at line" in checker(crash, explain=lambda error: None).hint

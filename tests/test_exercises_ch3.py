@@ -6,7 +6,6 @@ import pytest
 import torch
 from torch import nn
 from transformerland.encodings import LearnedPositionalEmbedding
-from transformerland.exercises import VERDICT_PATTERN
 from transformerland.exercises.ch3 import check_learned_positions, check_position_parameters
 
 # ex-3-1 ---------------------------------------------------------------------------------
@@ -96,16 +95,10 @@ class Stub(nn.Module):
         raise NotImplementedError
 
 
-def verdict(capsys: pytest.CaptureFixture[str]) -> str:
-    out = capsys.readouterr().out
-    assert VERDICT_PATTERN.search(out), out
-    return out
-
-
 @pytest.mark.parametrize("answer", [Reference, ParameterReference, LearnedPositionalEmbedding])
-def test_correct_layers_pass(answer: type[nn.Module], capsys: pytest.CaptureFixture[str]) -> None:
+def test_correct_layers_pass(answer: type[nn.Module], verdict) -> None:
     assert check_learned_positions(answer)
-    assert "ex-3-1 · PASSED" in verdict(capsys)
+    assert "ex-3-1 · PASSED" in verdict().out
 
 
 @pytest.mark.parametrize(
@@ -120,19 +113,17 @@ def test_correct_layers_pass(answer: type[nn.Module], capsys: pytest.CaptureFixt
         (Stub, "replace the stub's body"),
     ],
 )
-def test_typical_layer_mistakes_fail_with_their_hint(
-    answer: type[nn.Module], hint: str, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_typical_layer_mistakes_fail_with_their_hint(answer: type[nn.Module], hint: str, verdict) -> None:
     result = check_learned_positions(answer)
     assert not result
-    out = verdict(capsys)
+    out = verdict().out
     assert "ex-3-1 · NOT YET" in out
     assert hint in out
 
 
-def test_layer_checker_wants_the_class_not_an_instance(capsys: pytest.CaptureFixture[str]) -> None:
+def test_layer_checker_wants_the_class_not_an_instance(verdict) -> None:
     assert not check_learned_positions(Reference(10, 6).table.weight)
-    assert "pass the function itself" in verdict(capsys)
+    assert "pass the function itself" in verdict().out
 
 
 # ex-3-2 ---------------------------------------------------------------------------------
@@ -149,9 +140,9 @@ def count_by_building(scheme: str, max_len: int, d_model: int) -> int:
 
 
 @pytest.mark.parametrize("answer", [count_reference, count_by_building])
-def test_correct_counts_pass(answer, capsys: pytest.CaptureFixture[str]) -> None:
+def test_correct_counts_pass(answer, verdict) -> None:
     assert check_position_parameters(answer)
-    assert "ex-3-2 · PASSED" in verdict(capsys)
+    assert "ex-3-2 · PASSED" in verdict().out
 
 
 @pytest.mark.parametrize(
@@ -165,8 +156,8 @@ def test_correct_counts_pass(answer, capsys: pytest.CaptureFixture[str]) -> None
     ],
     ids=["added", "off-by-one", "sinusoids-counted", "float", "none-counted"],
 )
-def test_typical_count_mistakes_fail_with_their_hint(answer, hint: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_typical_count_mistakes_fail_with_their_hint(answer, hint: str, verdict) -> None:
     assert not check_position_parameters(answer)
-    out = verdict(capsys)
+    out = verdict().out
     assert "ex-3-2 · NOT YET" in out
     assert hint in out

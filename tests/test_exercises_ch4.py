@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.exercises import VERDICT_PATTERN
 from transformerland.exercises.ch4 import check_bert_sum, check_most_alike_pair, check_segment_ids
 
 # ex-4-1 ------------------------------------------------------------------------------------
@@ -139,14 +138,6 @@ def only_one_position(table):
     return most_alike(table)[0]
 
 
-def verdict(capsys, result):
-    out = capsys.readouterr().out
-    match = VERDICT_PATTERN.search(out)
-    assert match is not None, out
-    assert match["verdict"] == ("PASSED" if result else "NOT YET")
-    return out
-
-
 @pytest.mark.parametrize(
     ("checker", "solution"),
     [
@@ -157,9 +148,9 @@ def verdict(capsys, result):
         (check_most_alike_pair, most_alike),
     ],
 )
-def test_reference_solutions_pass(capsys, checker, solution):
+def test_reference_solutions_pass(verdict, checker, solution):
     result = checker(solution)
-    out = verdict(capsys, result)
+    out = verdict(result).out
     assert result, out
     assert "PASSED" in out and "Hint" not in out
 
@@ -187,9 +178,9 @@ def test_reference_solutions_pass(capsys, checker, solution):
         (check_most_alike_pair, only_one_position, "a tuple (i, j)"),
     ],
 )
-def test_typical_mistakes_fail_with_a_hint_naming_them(capsys, checker, wrong, hint):
+def test_typical_mistakes_fail_with_a_hint_naming_them(verdict, checker, wrong, hint):
     result = checker(wrong)
-    out = verdict(capsys, result)
+    out = verdict(result).out
     assert not result
     assert hint in out, out
 

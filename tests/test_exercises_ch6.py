@@ -4,17 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.exercises import VERDICT_PATTERN
 from transformerland.exercises.ch6 import check_alibi_slopes, check_interpolated_positions, check_rope_rotate
-
-
-def verdict(capsys) -> tuple[str, str]:
-    """The verdict word and the whole printed text of the last check."""
-    out = capsys.readouterr().out
-    match = VERDICT_PATTERN.search(out)
-    assert match, out
-    return match["verdict"], out
-
 
 # ex-6-1: RoPE on one vector ------------------------------------------------------------------------
 
@@ -41,13 +31,13 @@ def rope_with(angle_rule, *, halves=False, clockwise=False, in_place=False):
 reference_rope = rope_with(lambda m, i, d, base: m * base ** (-2 * i / d))
 
 
-def test_rope_reference_passes(capsys):
+def test_rope_reference_passes(verdict):
     assert check_rope_rotate(reference_rope)
-    word, out = verdict(capsys)
+    word, out = verdict()
     assert word == "PASSED" and "ex-6-1" in out
 
 
-def test_rope_reference_with_complex_numbers_passes(capsys):
+def test_rope_reference_with_complex_numbers_passes(verdict):
     def complex_rope(x, position, base=10000.0):
         d = x.shape[-1]
         theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
@@ -55,7 +45,7 @@ def test_rope_reference_with_complex_numbers_passes(capsys):
         return torch.view_as_real(z).flatten()
 
     assert check_rope_rotate(complex_rope)
-    assert verdict(capsys)[0] == "PASSED"
+    assert verdict()[0] == "PASSED"
 
 
 @pytest.mark.parametrize(
@@ -73,9 +63,9 @@ def test_rope_reference_with_complex_numbers_passes(capsys):
         (lambda x, position, base=10000.0: "rotated", "not a list of numbers"),
     ],
 )
-def test_rope_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
+def test_rope_mistakes_fail_with_their_hint(verdict, wrong, hint_words):
     assert not check_rope_rotate(wrong)
-    word, out = verdict(capsys)
+    word, out = verdict()
     assert word == "NOT YET"
     assert hint_words in out, out
 
@@ -100,14 +90,14 @@ def reference_slopes(n_heads):
     return torch.tensor([2.0 ** (-8.0 * k / n_heads) for k in range(1, n_heads + 1)])
 
 
-def test_slopes_reference_passes(capsys):
+def test_slopes_reference_passes(verdict):
     assert check_alibi_slopes(reference_slopes)
-    assert verdict(capsys)[0] == "PASSED"
+    assert verdict()[0] == "PASSED"
 
 
-def test_slopes_as_a_plain_list_pass(capsys):
+def test_slopes_as_a_plain_list_pass(verdict):
     assert check_alibi_slopes(lambda h: [2 ** (-8 * k / h) for k in range(1, h + 1)])
-    assert verdict(capsys)[0] == "PASSED"
+    assert verdict()[0] == "PASSED"
 
 
 @pytest.mark.parametrize(
@@ -121,9 +111,9 @@ def test_slopes_as_a_plain_list_pass(capsys):
         (lambda h: [2 ** (-8 * k / h) for k in range(1, h)], "one slope per head"),
     ],
 )
-def test_slope_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
+def test_slope_mistakes_fail_with_their_hint(verdict, wrong, hint_words):
     assert not check_alibi_slopes(wrong)
-    word, out = verdict(capsys)
+    word, out = verdict()
     assert word == "NOT YET"
     assert hint_words in out, out
 
@@ -142,9 +132,9 @@ def reference_positions(length, trained_length):
     return torch.arange(length) * scale
 
 
-def test_positions_reference_passes(capsys):
+def test_positions_reference_passes(verdict):
     assert check_interpolated_positions(reference_positions)
-    assert verdict(capsys)[0] == "PASSED"
+    assert verdict()[0] == "PASSED"
 
 
 @pytest.mark.parametrize(
@@ -157,8 +147,8 @@ def test_positions_reference_passes(capsys):
         (lambda n, L: torch.arange(L) * 1.0, "one position per token"),
     ],
 )
-def test_position_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
+def test_position_mistakes_fail_with_their_hint(verdict, wrong, hint_words):
     assert not check_interpolated_positions(wrong)
-    word, out = verdict(capsys)
+    word, out = verdict()
     assert word == "NOT YET"
     assert hint_words in out, out

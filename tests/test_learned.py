@@ -51,7 +51,7 @@ def test_too_long_raises_a_clear_error(length: int) -> None:
         layer(torch.zeros(1, length, 6))
     message = str(error.value)
     assert "10 rows" in message and f"{length} positions" in message
-    assert "chapter 5" in message
+    assert "transformerland.remedies" in message  # what to do, without naming a chapter
     assert isinstance(error.value, ValueError)  # callers catching ValueError keep working
 
 
@@ -85,3 +85,20 @@ def test_bad_input_is_named() -> None:
         layer(torch.zeros(1, 4, 5))
     with pytest.raises(TypeError, match=r"torch\.Tensor"):
         layer([[0.0] * 6])
+
+
+def test_with_table_gives_a_new_layer_with_those_rows() -> None:
+    layer = LearnedPositionalEmbedding(4, 3)
+    before = layer.weight.detach().clone()
+    torch.manual_seed(5)
+    expected_draw = torch.rand(1)
+    torch.manual_seed(5)
+    longer = layer.with_table(torch.arange(18.0).reshape(6, 3))
+    assert torch.equal(torch.rand(1), expected_draw)  # no random start: the rows are given
+    assert longer.max_len == 6 and torch.equal(longer.weight, torch.arange(18.0).reshape(6, 3))
+    assert longer.weight.requires_grad and longer(torch.zeros(1, 6, 3)).shape == (1, 6, 3)
+    assert layer.max_len == 4 and torch.equal(layer.weight, before)
+    with pytest.raises(ValueError, match="rows of width 2, but the position table it replaces has rows of width 3"):
+        layer.with_table(torch.zeros(6, 2))
+    with pytest.raises(ValueError, match="2 dimensions"):
+        layer.with_table(torch.zeros(6))

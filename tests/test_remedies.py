@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.model import TinyTransformer
+from transformerland.model import TinyTransformer, TransformerConfig
 from transformerland.remedies import (
     extend_table,
     fine_tune,
@@ -21,7 +21,7 @@ from transformerland.tasks import Batch, MarkovTask
 
 @pytest.fixture
 def learned_model() -> TinyTransformer:
-    return TinyTransformer(8, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=8, position="learned").eval()
+    return TinyTransformer(TransformerConfig(8, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=8)).eval()
 
 
 def test_truncate_keeps_first_or_last():
@@ -74,7 +74,7 @@ def test_sliding_window_reads_past_the_table(learned_model):
 
 
 def test_sliding_window_refuses_an_encoder():
-    encoder = TinyTransformer(8, d_model=16, n_layers=1, n_heads=2, d_ff=32, causal=False)
+    encoder = TinyTransformer(TransformerConfig(8, d_model=16, n_layers=1, n_heads=2, d_ff=32, causal=False))
     with pytest.raises(ValueError, match="needs a causal model"):
         sliding_window_logits(encoder, torch.zeros(1, 4, dtype=torch.long), 2)
 
@@ -118,7 +118,7 @@ def test_with_position_table_copies_the_model(learned_model):
     with pytest.raises(ValueError, match="rows of width 3"):
         with_position_table(learned_model, torch.zeros(20, 3))
     with pytest.raises(TypeError, match="learned position table"):
-        with_position_table(TinyTransformer(8, d_model=16, n_layers=1, position="alibi"), table)
+        with_position_table(TinyTransformer(TransformerConfig(8, d_model=16, n_layers=1, position="alibi")), table)
 
 
 def test_fine_tune_trains_a_copy(learned_model):

@@ -123,10 +123,10 @@ def test_self_attention_with_rotary_is_unchanged_by_a_shared_shift_of_positions(
     # Inside SelfAttention, queries and keys are rotated by the same positions: the weights depend on i - j,
     # so the weights for tokens 3..7 seen alone equal those in a window of a longer run with the same contents.
     torch.manual_seed(6)
-    layer = SelfAttention(16, 2, causal=True, rotary=True)
+    layer = SelfAttention(16, 2, causal=True, position="rope")
     x = torch.randn(1, 5, 16)
     _, weights = layer(x, return_weights=True)
-    q, k, _ = layer.qkv(x).view(1, 5, 3, 2, -1).permute(2, 0, 3, 1, 4)
+    q, k, _ = layer.split_heads(x)
     shifted = torch.arange(5) + 100
     scores = apply_rotary(q, shifted) @ apply_rotary(k, shifted).transpose(-2, -1) / math.sqrt(8)
     scores = scores.masked_fill(~torch.ones(5, 5, dtype=torch.bool).tril(), float("-inf"))

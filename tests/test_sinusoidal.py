@@ -163,9 +163,11 @@ def test_tensor2tensor_is_not_a_permutation_of_the_paper() -> None:
 def test_module_has_no_parameters_and_adds_the_table() -> None:
     module = SinusoidalPositionalEncoding(16, layout="concatenated")
     assert sum(p.numel() for p in module.parameters()) == 0
-    assert len(list(module.buffers())) == 0
+    assert module.state_dict() == {}  # the kept table is not saved with the weights
     x = torch.randn(3, 20, 16)
     torch.testing.assert_close(module(x), x + sinusoidal_encoding(20, 16, layout="concatenated"))
+    torch.testing.assert_close(module(x[:, :7]), x[:, :7] + sinusoidal_encoding(7, 16, layout="concatenated"))
+    assert module.state_dict() == {}
 
 
 def test_module_handles_long_sequences_and_dtype() -> None:

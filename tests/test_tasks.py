@@ -6,16 +6,13 @@ import math
 
 import pytest
 import torch
-from transformerland.tasks import Batch, CopyTask, MarkovTask, ReverseTask, SortTask
+from transformerland.tasks import Batch, MarkovTask, ReverseTask, SortTask, Task
 
 TASKS = {
     "markov": lambda: MarkovTask(vocab_size=6, order=2),
-    "copy": lambda: CopyTask(vocab_size=8),
     "reverse": lambda: ReverseTask(vocab_size=8),
     "sort": lambda: SortTask(vocab_size=8),
 }
-#: Model-input length for a requested ``length``: the copy task doubles it and adds BOS.
-INPUT_LENGTH = {"markov": lambda n: n, "copy": lambda n: 2 * n + 1, "reverse": lambda n: n, "sort": lambda n: n}
 
 
 def sample(name: str, batch: int = 4, length: int = 6, seed: int = 0) -> Batch:
@@ -25,9 +22,10 @@ def sample(name: str, batch: int = 4, length: int = 6, seed: int = 0) -> Batch:
 @pytest.mark.parametrize("name", TASKS)
 def test_shapes_dtypes_and_vocabulary(name: str) -> None:
     batch = sample(name)
-    shape = (4, INPUT_LENGTH[name](6))
+    shape = (4, 6)
     assert batch.inputs.shape == batch.targets.shape == batch.mask.shape == shape
     assert batch.inputs.dtype == batch.targets.dtype == torch.long
+    assert isinstance(TASKS[name](), Task)  # what train and evaluate need
     assert batch.mask.dtype == torch.bool and batch.mask.any()
     vocab = TASKS[name]().vocab_size
     for t in (batch.inputs, batch.targets):
@@ -68,18 +66,6 @@ def test_markov_rejects_lengths_within_its_order() -> None:
         MarkovTask(vocab_size=4, order=3).sample(2, 3, torch.Generator())
 
 
-def test_copy_layout_and_mask() -> None:
-    batch = sample("copy", length=5)
-    bos, sep = CopyTask.BOS, CopyTask.SEP
-    sequence = torch.cat([batch.inputs, batch.targets[:, -1:]], dim=1)  # (B, 2n + 2)
-    assert (sequence[:, 0] == bos).all() and (sequence[:, 6] == sep).all()
-    assert torch.equal(sequence[:, 1:6], sequence[:, 7:])
-    assert (sequence[:, 1:6] >= 2).all()  # symbols never collide with BOS or SEP
-    assert not batch.mask[:, :6].any() and batch.mask[:, 6:].all()  # scored on the copy only
-    with pytest.raises(ValueError, match="at least 4"):
-        CopyTask(vocab_size=3)
-
-
 def test_reverse_targets_mirror_the_input() -> None:
     batch = sample("reverse", length=7)
     assert torch.equal(batch.targets, batch.inputs.flip(1))
@@ -105,7 +91,7 @@ def test_sort_ceiling_without_positions() -> None:
     assert 0.17 < ceiling < 0.21
 
 
-@pytest.mark.parametrize("cls", [ReverseTask, SortTask, CopyTask, MarkovTask])
+@pytest.mark.parametrize("cls", [ReverseTask, SortTask, MarkovTask])
 def test_bad_vocabulary_is_named(cls: type) -> None:
     with pytest.raises(ValueError, match="vocab_size"):
         cls(vocab_size=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from torch import nn
-from transformerland.model import TinyTransformer
+from transformerland.model import TinyTransformer, TransformerConfig
 from transformerland.tasks import Batch, ReverseTask, SortTask
 from transformerland.training import EvalResult, TrainResult, evaluate, masked_loss, pick_device, train
 
@@ -13,7 +13,7 @@ SMALL = dict(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=8, causal=False
 
 
 def small_model(position: str = "learned", seed: int = 0) -> TinyTransformer:
-    return TinyTransformer(8, position=position, seed=seed, **SMALL)
+    return TinyTransformer(TransformerConfig(8, position=position, **SMALL), seed=seed)
 
 
 class Oracle(nn.Module):

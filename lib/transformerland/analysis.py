@@ -6,6 +6,8 @@ import torch
 
 from ._validation import require_positive_int, require_tensor
 
+__all__ = ["cosine_similarity_matrix", "linear_position_probe", "pca", "similarity_by_offset"]
+
 
 def cosine_similarity_matrix(table: torch.Tensor) -> torch.Tensor:
     """Cosine similarity of every pair of rows: ``(N, D)`` → ``(N, N)``."""

@@ -11,27 +11,24 @@ import math
 import torch
 from torch import nn
 
-from ._validation import require_positive_int, require_tensor
+from ._validation import require_choice, require_positive_float, require_positive_int, require_tensor
 from .encodings.alibi import alibi_bias
 from .encodings.rotary import apply_rotary
+
+__all__ = [
+    "ATTENTION_POSITIONS",
+    "SelfAttention",
+    "causal_mask",
+    "check_heads",
+    "scaled_dot_product_attention",
+    "single_head_attention",
+]
 
 
 def causal_mask(length: int, device: torch.device | str | None = None) -> torch.Tensor:
     """Boolean ``(T, T)`` mask, ``True`` where query ``i`` may attend to key ``j`` (``j <= i``)."""
     length = require_positive_int(length, "length")
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
-
-
-def _require_broadcastable(t: torch.Tensor, name: str, shape: tuple[int, ...]) -> None:
-    """Raise ``ValueError`` unless ``t`` broadcasts to ``shape`` without changing it."""
-    try:
-        fits = torch.broadcast_shapes(t.shape, shape) == torch.Size(shape)
-    except RuntimeError:
-        fits = False
-    if not fits:
-        raise ValueError(
-            f"{name} must broadcast to the scores' shape {shape} (queries × keys), got shape {tuple(t.shape)}."
-        )
 
 
 def scaled_dot_product_attention(
@@ -53,6 +50,20 @@ def scaled_dot_product_attention(
     Returns:
         ``(output, weights)`` with shapes ``(..., T_q, d_v)`` and ``(..., T_q, T_k)``.
     """
+    _check_attention_inputs(q, k, v, mask, bias)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+    if bias is not None:
+        scores = scores + bias
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)
+    return weights @ v, weights
+
+
+def _check_attention_inputs(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None, bias: torch.Tensor | None
+) -> None:
+    """Raise a clear error unless ``q``, ``k``, ``v``, ``mask`` and ``bias`` fit together as in attention."""
     for name, t in (("q", q), ("k", k), ("v", v)):
         require_tensor(t, name)
         if t.dim() < 2:
@@ -81,25 +92,47 @@ def scaled_dot_product_attention(
         _require_broadcastable(mask, "mask", score_shape)
     if isinstance(bias, torch.Tensor):
         _require_broadcastable(bias, "bias", score_shape)
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
-    if bias is not None:
-        scores = scores + bias
-    if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = scores.softmax(dim=-1)
-    return weights @ v, weights
+
+
+def _require_broadcastable(t: torch.Tensor, name: str, shape: tuple[int, ...]) -> None:
+    """Raise ``ValueError`` unless ``t`` broadcasts to ``shape`` without changing it."""
+    try:
+        fits = torch.broadcast_shapes(t.shape, shape) == torch.Size(shape)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        raise ValueError(
+            f"{name} must broadcast to the scores' shape {shape} (queries × keys), got shape {tuple(t.shape)}."
+        )
+
+
+#: Where positions can enter attention itself: nowhere, by rotating queries and keys (RoPE),
+#: or by a distance penalty on the scores (ALiBi).
+ATTENTION_POSITIONS = ("none", "rope", "alibi")
+
+
+def check_heads(d_model: int, n_heads: int, position: str = "none") -> tuple[int, int]:
+    """Check that ``n_heads`` heads can share ``d_model`` (and rotate their pairs, for RoPE); returns both."""
+    d_model = require_positive_int(d_model, "d_model")
+    n_heads = require_positive_int(n_heads, "n_heads")
+    if d_model % n_heads:
+        raise ValueError(f"n_heads must divide d_model, got d_model={d_model} and n_heads={n_heads}.")
+    if position == "rope" and (d_model // n_heads) % 2:
+        raise ValueError(f"rotary attention needs an even head width, got d_model/n_heads = {d_model // n_heads}.")
+    return d_model, n_heads
 
 
 class SelfAttention(nn.Module):
-    """Multi-head self-attention with optional causal mask, rotary (RoPE) or ALiBi positions.
+    """Multi-head self-attention with an optional causal mask and one way for positions to enter.
 
     Args:
         d_model: width ``D`` of the token vectors.
         n_heads: number of heads ``H``; must divide ``d_model``.
         causal: if ``True``, token ``i`` sees only tokens ``0..i``.
-        rotary: if ``True``, rotate queries and keys by their positions (RoPE) in every head.
-        alibi: if ``True``, add ALiBi's linear distance penalty to the scores.
-        rope_base: base of the rotary frequencies.
+        position: one of :data:`ATTENTION_POSITIONS`: ``"none"``, ``"rope"`` (rotate queries and keys
+            by their positions in every head) or ``"alibi"`` (add ALiBi's linear distance penalty to
+            the scores).
+        rope_base: base of the rotary frequencies (used with ``position="rope"``).
     """
 
     def __init__(
@@ -108,37 +141,52 @@ class SelfAttention(nn.Module):
         n_heads: int,
         *,
         causal: bool = False,
-        rotary: bool = False,
-        alibi: bool = False,
+        position: str = "none",
         rope_base: float = 10000.0,
     ) -> None:
         super().__init__()
-        d_model = require_positive_int(d_model, "d_model")
-        n_heads = require_positive_int(n_heads, "n_heads")
-        if d_model % n_heads:
-            raise ValueError(f"n_heads must divide d_model, got d_model={d_model} and n_heads={n_heads}.")
-        if rotary and (d_model // n_heads) % 2:
-            raise ValueError(f"rotary attention needs an even head width, got d_model/n_heads = {d_model // n_heads}.")
-        self.n_heads, self.causal, self.rotary, self.alibi, self.rope_base = n_heads, causal, rotary, alibi, rope_base
+        self.position = require_choice(position, "position", ATTENTION_POSITIONS)
+        d_model, self.n_heads = check_heads(d_model, n_heads, position)
+        self.causal, self.rope_base = causal, require_positive_float(rope_base, "rope_base")
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.out = nn.Linear(d_model, d_model)
+        # The causal mask, kept between calls and grown when a longer input arrives; not saved with the weights.
+        self.register_buffer("mask", torch.ones(0, 0, dtype=torch.bool), persistent=False)
 
     def forward(
         self, x: torch.Tensor, return_weights: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """``x``: ``(B, T, D)`` → ``(B, T, D)``; with ``return_weights`` also ``(B, H, T, T)``."""
+        q, k, v = self.split_heads(x)  # each (B, H, T, d)
+        batch, length, width = x.shape
+        q, k = self._rotate(q, k)
+        mask = self._causal_mask(length) if self.causal else None  # (T, T)
+        alibi = self.position == "alibi"
+        bias = alibi_bias(self.n_heads, length, causal=self.causal, device=x.device) if alibi else None  # (H, T, T)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)  # (B, H, T, d), (B, H, T, T)
+        y = self.out(heads.transpose(1, 2).reshape(batch, length, width))  # heads side by side again: (B, T, D)
+        return (y, weights) if return_weights else y
+
+    def split_heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Queries, keys and values of ``x`` ``(B, T, D)``, each split into heads: ``(B, H, T, d)``, ``d = D / H``."""
         require_tensor(x, "x", ndim=3)
         batch, length, width = x.shape
         if width != self.qkv.in_features:
             raise ValueError(f"x has width {width} but this attention layer expects d_model={self.qkv.in_features}.")
-        q, k, v = self.qkv(x).view(batch, length, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)  # each (B, H, T, d)
-        if self.rotary:
-            q, k = apply_rotary(q, base=self.rope_base), apply_rotary(k, base=self.rope_base)
-        mask = causal_mask(length, x.device) if self.causal else None
-        bias = alibi_bias(self.n_heads, length, causal=self.causal, device=x.device) if self.alibi else None
-        heads, weights = scaled_dot_product_attention(q, k, v, mask=mask, bias=bias)
-        y = self.out(heads.transpose(1, 2).reshape(batch, length, width))
-        return (y, weights) if return_weights else y
+        q, k, v = self.qkv(x).view(batch, length, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
+        return q, k, v
+
+    def _rotate(self, q: torch.Tensor, k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """RoPE's one step: turn queries and keys ``(B, H, T, d)`` by their positions; unchanged otherwise."""
+        if self.position != "rope":
+            return q, k
+        return apply_rotary(q, base=self.rope_base), apply_rotary(k, base=self.rope_base)
+
+    def _causal_mask(self, length: int) -> torch.Tensor:
+        """The ``(T, T)`` causal mask, cut from the kept one (rebuilt only for a longer input)."""
+        if self.mask.shape[0] < length:
+            self.mask = causal_mask(length, self.mask.device)
+        return self.mask[:length, :length]
 
 
 def single_head_attention(

@@ -7,6 +7,8 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 
+__all__ = ["DIVERGING_CMAP", "PALETTE", "SCHEME_COLOURS", "SEQUENTIAL_CMAP", "heatmap", "use_book_style"]
+
 #: The Okabe–Ito palette, distinguishable with the common forms of colour blindness.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000"]
 #: Colour for each position scheme, the same in every chapter.

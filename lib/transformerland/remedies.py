@@ -25,8 +25,8 @@ from torch import nn
 
 from ._validation import require_choice, require_positive_float, require_positive_int, require_tensor
 from .encodings.learned import LearnedPositionalEmbedding
-from .tasks import Batch
-from .training import Task, TrainResult, train
+from .tasks import Batch, Task
+from .training import TrainResult, train
 
 __all__ = [
     "extend_table",
@@ -198,17 +198,11 @@ def with_position_table(model: nn.Module, table: torch.Tensor) -> nn.Module:
     if not isinstance(positions, LearnedPositionalEmbedding):
         raise TypeError(
             f"model must have a learned position table in model.positions, got {type(positions).__name__}; "
-            'build it with TinyTransformer(..., position="learned").'
+            'build it with TinyTransformer(TransformerConfig(..., position="learned")).'
         )
-    require_tensor(table, "table", ndim=2)
-    if table.shape[1] != positions.weight.shape[1]:
-        raise ValueError(
-            f"table has rows of width {table.shape[1]}, but the model's rows have width {positions.weight.shape[1]}."
-        )
+    new_positions = positions.with_table(table)
     new_model = copy.deepcopy(model)
-    weight = table.detach().clone().to(device=positions.weight.device, dtype=positions.weight.dtype)
-    new_model.positions.table = nn.Embedding.from_pretrained(weight, freeze=False)
-    new_model.positions.max_len = table.shape[0]
+    new_model.positions = new_positions
     return new_model
 
 

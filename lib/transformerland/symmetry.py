@@ -18,6 +18,8 @@ import torch
 
 from ._validation import require_tensor
 
+__all__ = ["equivariance_gap", "invariance_gap", "mean_pool", "permute_tokens"]
+
 
 def _as_permutation(perm: torch.Tensor | Sequence[int], length: int) -> torch.Tensor:
     """``perm`` as a long tensor, after checking it reorders exactly ``0 … length-1``."""

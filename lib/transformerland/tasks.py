@@ -7,10 +7,13 @@ target positions that are scored, from an explicit ``torch.Generator`` so that r
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import torch
 
 from ._validation import require_positive_float, require_positive_int
+
+__all__ = ["Batch", "MarkovTask", "ReverseTask", "SortTask", "Task"]
 
 
 @dataclass
@@ -23,6 +26,15 @@ class Batch:
 
     def to(self, device: torch.device | str) -> Batch:
         return Batch(self.inputs.to(device), self.targets.to(device), self.mask.to(device))
+
+
+@runtime_checkable
+class Task(Protocol):
+    """Anything with a ``vocab_size`` and a seeded ``sample(batch_size, length, generator)``: what training needs."""
+
+    vocab_size: int
+
+    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch: ...
 
 
 class MarkovTask:
@@ -79,32 +91,6 @@ class MarkovTask:
             probs = self.transitions[self._context_index(tokens[:, t - self.order : t])]
             entropies.append(-(probs * probs.clamp_min(1e-12).log()).sum(-1))
         return float(torch.stack(entropies).mean())
-
-
-class CopyTask:
-    """Copy a random string: ``BOS x₁ … xₙ SEP x₁ … xₙ``, scored on the copy (causal LM).
-
-    Token ids ``0`` and ``1`` are ``BOS`` and ``SEP``; symbols are ``2 … vocab_size - 1``.
-    The model input has ``2n + 1`` tokens for ``n`` symbols.
-    """
-
-    BOS, SEP = 0, 1
-
-    def __init__(self, vocab_size: int = 18) -> None:
-        self.vocab_size = require_positive_int(vocab_size, "vocab_size")
-        if vocab_size < 4:
-            raise ValueError(f"vocab_size must be at least 4 (BOS, SEP and two symbols), got {vocab_size}.")
-
-    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
-        """``length`` symbols to copy per sequence."""
-        n = require_positive_int(length, "length")
-        symbols = torch.randint(2, self.vocab_size, (batch_size, n), generator=generator)
-        bos = torch.full((batch_size, 1), self.BOS)
-        sep = torch.full((batch_size, 1), self.SEP)
-        seq = torch.cat([bos, symbols, sep, symbols], dim=1)  # (B, 2n + 2)
-        mask = torch.zeros(batch_size, 2 * n + 1, dtype=torch.bool)
-        mask[:, n + 1 :] = True  # targets after SEP: the copy x₁ … xₙ
-        return Batch(seq[:, :-1], seq[:, 1:], mask)
 
 
 class ReverseTask:

@@ -8,22 +8,15 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import torch
 from torch import nn
 from tqdm import tqdm
 
 from ._validation import require_positive_int
-from .tasks import Batch
+from .tasks import Batch, Task
 
-
-class Task(Protocol):
-    """Anything with a ``vocab_size`` and a seeded ``sample(batch_size, length, generator)``."""
-
-    vocab_size: int
-
-    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch: ...
+__all__ = ["CPU_THREADS", "EvalResult", "TrainResult", "evaluate", "masked_loss", "pick_device", "train"]
 
 
 def pick_device(prefer: str | None = None) -> torch.device:
@@ -31,11 +24,6 @@ def pick_device(prefer: str | None = None) -> torch.device:
     if prefer is not None:
         return torch.device(prefer)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-
-
-def set_seed(seed: int) -> None:
-    """Seed PyTorch's global generators (CPU and CUDA)."""
-    torch.manual_seed(seed)
 
 
 #: CPU threads for training and evaluating the book's models. They are so small that splitting

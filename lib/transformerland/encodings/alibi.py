@@ -12,6 +12,8 @@ import torch
 
 from .._validation import require_positive_int
 
+__all__ = ["alibi_bias", "alibi_slopes"]
+
 
 def alibi_slopes(n_heads: int) -> torch.Tensor:
     """Head slopes, shape ``(n_heads,)``.

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+
 import torch
 from torch import nn
 
 from .._validation import require_positive_float, require_positive_int, require_tensor
+
+__all__ = ["LearnedPositionalEmbedding", "SequenceTooLongError", "check_fits"]
 
 
 class SequenceTooLongError(ValueError):
@@ -18,8 +22,7 @@ def check_fits(length: int, max_len: int, what: str = "This learned position tab
         raise SequenceTooLongError(
             f"{what} has {max_len} rows (positions 0 to {max_len - 1}), but the input has {length} positions. "
             f"A learned table has no row for position {max_len} or beyond, so it cannot extrapolate. "
-            "Truncate the input, use a sliding window, or extend the table "
-            "(see chapter 5, 'The edge of the map')."
+            "Truncate the input, use a sliding window, or extend the table: transformerland.remedies has each."
         )
 
 
@@ -44,6 +47,25 @@ class LearnedPositionalEmbedding(nn.Module):
     def weight(self) -> torch.Tensor:
         """The table itself, ``(max_len, d_model)``."""
         return self.table.weight
+
+    def with_table(self, table: torch.Tensor) -> LearnedPositionalEmbedding:
+        """A new layer whose rows are a copy of ``table`` ``(N, D)``: it accepts up to ``N`` positions.
+
+        The new rows (an interpolated or extended table, say) are trainable and sit on this
+        layer's device, in its dtype; this layer is left unchanged.
+        """
+        require_tensor(table, "table", ndim=2)
+        width = self.table.embedding_dim
+        if table.shape[1] != width:
+            raise ValueError(
+                f"table has rows of width {table.shape[1]}, "
+                f"but the position table it replaces has rows of width {width}."
+            )
+        weight = table.detach().clone().to(device=self.weight.device, dtype=self.weight.dtype)
+        layer = copy.deepcopy(self)
+        layer.table = nn.Embedding.from_pretrained(weight, freeze=False)
+        layer.max_len = weight.shape[0]
+        return layer
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``x``: ``(B, T, D)`` → ``x + table[:T]``; raises if ``T > max_len``."""

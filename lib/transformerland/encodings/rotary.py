@@ -12,6 +12,16 @@ import torch
 from .._validation import require_even, require_positive_float, require_positive_int, require_tensor
 from .sinusoidal import sinusoid_frequencies
 
+__all__ = [
+    "apply_rotary",
+    "apply_rotary_half",
+    "halves_to_pairs",
+    "interpolated_positions",
+    "rotary_angles",
+    "rotary_decay_bound",
+    "rotate_half",
+]
+
 
 def rotary_angles(positions: torch.Tensor, dim: int, base: float = 10000.0) -> torch.Tensor:
     """Angles ``positions[:, None] * θ``, shape ``(T, dim/2)``, float64."""

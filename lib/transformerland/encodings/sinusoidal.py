@@ -14,6 +14,17 @@ from torch import nn
 
 from .._validation import require_choice, require_even, require_positive_float, require_positive_int, require_tensor
 
+__all__ = [
+    "LAYOUTS",
+    "SinusoidalPositionalEncoding",
+    "layout_permutation",
+    "shift_rotation",
+    "sinusoid_frequencies",
+    "sinusoidal_encoding",
+    "tensor2tensor_encoding",
+    "tensor2tensor_frequencies",
+]
+
 LAYOUTS = ("interleaved", "concatenated")
 
 
@@ -117,6 +128,9 @@ def tensor2tensor_encoding(num_positions: int, d_model: int, base: float = 10000
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds the sinusoidal table to token vectors. No parameters, and no maximum length.
 
+    The table is kept between calls (a buffer that moves with the module and is not saved with
+    the weights) and recomputed only when a longer input arrives.
+
     Args:
         d_model: width of the token vectors (even).
         base: the wavelength scale.
@@ -127,11 +141,14 @@ class SinusoidalPositionalEncoding(nn.Module):
         super().__init__()
         sinusoid_frequencies(d_model, base)  # validates d_model and base
         self.d_model, self.base, self.layout = d_model, base, require_choice(layout, "layout", LAYOUTS)
+        self.register_buffer("table", torch.zeros(0, d_model), persistent=False)  # (rows so far, D)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``x``: ``(B, T, D)`` → ``x + PE[:T]``, same shape."""
         require_tensor(x, "x", ndim=3)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x has width {x.shape[-1]} but this encoding was built for d_model={self.d_model}.")
-        table = sinusoidal_encoding(x.shape[1], self.d_model, self.base, self.layout)
-        return x + table.to(device=x.device, dtype=x.dtype)
+        length = x.shape[1]
+        if self.table.shape[0] < length:
+            self.table = sinusoidal_encoding(length, self.d_model, self.base, self.layout).to(self.table.device)
+        return x + self.table[:length].to(device=x.device, dtype=x.dtype)

@@ -9,9 +9,12 @@ import torch
 
 from ..attention import causal_mask, single_head_attention
 from ..symmetry import permute_tokens
-from .checking import Check, CheckResult
+from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
+
+__all__ = ["check_single_head_attention"]
 
 _FORMULA = "softmax(Q Kᵀ / √d_k) V with Q = x @ w_q, K = x @ w_k, V = x @ w_v"
+_close = tensors_close(atol=1e-5, rtol=1e-4)
 
 
 def _case(length: int, width: int, d_k: int, d_v: int, seed: int, scale: float = 1.0) -> tuple[torch.Tensor, ...]:
@@ -22,41 +25,37 @@ def _case(length: int, width: int, d_k: int, d_v: int, seed: int, scale: float =
     return (x, *weights)
 
 
-def _likely_mistake(got: torch.Tensor, x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor) -> str:
-    """Name the usual slip whose result matches ``got``, or restate the formula."""
+def _mistakes(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor) -> list[Mistake]:
+    """What the usual slips return for this case, each with the hint that names it."""
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     d_k, width = q.shape[-1], x.shape[-1]
     scores = q @ k.T
-    mistakes = [
-        (
+    return [
+        Mistake(
             (scores / math.sqrt(d_k)).softmax(dim=0) @ v,
             "take the softmax over the keys: each row of weights (one query) must sum to 1, so use dim=-1, not dim=0.",
         ),
-        (
+        Mistake(
             scores.softmax(dim=-1) @ v,
             f"the scores are not scaled: divide Q Kᵀ by √d_k, the width of the queries and keys (here √{d_k}).",
         ),
-        (
+        Mistake(
             (scores / math.sqrt(width)).softmax(dim=-1) @ v,
             f"scale by √d_k, the width of the queries and keys ({d_k}), not by √D, the width of x ({width}).",
         ),
-        (
+        Mistake(
             (scores / d_k).softmax(dim=-1) @ v,
             "divide the scores by the square root of d_k, not by d_k itself.",
         ),
-        (
+        Mistake(
             (scores.T / math.sqrt(d_k)).softmax(dim=-1) @ v,
             "scores[i, j] compares query i with key j: compute Q @ K.T, not K @ Q.T.",
         ),
-        (
+        Mistake(
             (scores / math.sqrt(d_k)).masked_fill(~causal_mask(len(x)), float("-inf")).softmax(dim=-1) @ v,
             "this is causal attention: ex-1-2 asks for plain attention, where every token sees every other.",
         ),
     ]
-    for wrong, hint in mistakes:
-        if torch.allclose(got, wrong, atol=1e-5, rtol=1e-4):
-            return hint
-    return f"compare each step with the formula {_FORMULA}."
 
 
 def check_single_head_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
@@ -74,27 +73,24 @@ def check_single_head_attention(fn: Callable[..., torch.Tensor]) -> CheckResult:
             "it returned a tuple",
             hint="return only the output tensor (T, d_v), not the attention weights as well.",
         )
-        check.that(
-            isinstance(got, torch.Tensor),
-            f"it returned a {type(got).__name__}, not a tensor",
-            hint="return the output as a torch.Tensor of shape (T, d_v).",
-        )
+        check.tensor(got, hint="return the output as a torch.Tensor of shape (T, d_v).")
         shape_hints = {
             (length, length): "that is the (T, T) matrix of weights: multiply it by the values V = x @ w_v.",
             (length, width): "that is the width of x: the values are V = x @ w_v, which has d_v columns.",
             (length, d_k): "that is the width of the queries and keys: the output mixes the values V = x @ w_v.",
         }
-        check.that(
-            tuple(got.shape) == (length, d_v),
+        check.shape(
+            got,
+            (length, d_v),
             f"the output has shape {tuple(got.shape)}; expected ({length}, {d_v}) for T={length} tokens and d_v={d_v}",
             hint=shape_hints.get(tuple(got.shape), "one output row per token, d_v = w_v.shape[1] columns."),
         )
         got = got.detach().to(x.dtype)
         expected, _ = single_head_attention(x, w_q, w_k, w_v)
         check.that(
-            torch.allclose(got, expected, atol=1e-5, rtol=1e-4),
+            _close(got, expected),
             "the values differ from single-head attention's",
-            hint=_likely_mistake(got, x, w_q, w_k, w_v),
+            hint=hint_for(got, _mistakes(x, w_q, w_k, w_v), _close, f"compare each step with the formula {_FORMULA}."),
         )
 
         one = _case(1, width, d_k, d_v, seed=12)

@@ -15,10 +15,14 @@ from collections.abc import Callable
 import torch
 
 from ..encodings.sinusoidal import sinusoid_frequencies, sinusoidal_encoding, tensor2tensor_frequencies
-from .checking import Check, CheckFailed, CheckResult
+from .checking import Check, CheckResult, Mistake, numbers_close, spot_mistake, tensors_close
+
+__all__ = ["TABLE_TOLERANCE", "check_first_near_repeat", "check_sinusoidal_encoding", "check_wavelength"]
 
 #: How close a student's table must be to the reference, entry by entry.
 TABLE_TOLERANCE = 1e-4
+_tables_close = tensors_close(atol=TABLE_TOLERANCE)
+_numbers_close = numbers_close(rel_tol=1e-4)
 
 
 def _table(
@@ -45,8 +49,8 @@ def _table(
     return torch.cat([first, second], dim=-1)
 
 
-def _known_mistakes(num_positions: int, d_model: int, base: float, layout: str) -> list[tuple[torch.Tensor, str, str]]:
-    """Tables produced by typical mistakes, with the problem and hint that name each one."""
+def _known_mistakes(num_positions: int, d_model: int, base: float, layout: str) -> list[Mistake]:
+    """Tables produced by typical mistakes, with the problem and the hint that name each one."""
     omega = sinusoid_frequencies(d_model, base)
     pair = torch.arange(d_model // 2, dtype=torch.float64)
     other = "concatenated" if layout == "interleaved" else "interleaved"
@@ -54,7 +58,7 @@ def _known_mistakes(num_positions: int, d_model: int, base: float, layout: str) 
         "interleaved": "sin in the even columns 2i, cos in the odd columns 2i+1",
         "concatenated": "all d/2 sine columns first, then all d/2 cosine columns",
     }
-    return [
+    tables_problems_hints = [
         (
             _table(num_positions, omega, layout, swap=True),
             "sine and cosine are swapped",
@@ -117,37 +121,20 @@ def _known_mistakes(num_positions: int, d_model: int, base: float, layout: str) 
             "use the base argument in the exponent instead of the constant 10000.",
         ),
     ]
-
-
-def _tables_close(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return torch.allclose(a, b, atol=TABLE_TOLERANCE, rtol=0)
-
-
-def _numbers_close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-4)
-
-
-def _first_match(
-    answer: object, mistakes: list[tuple[object, str, str]], close: Callable[..., bool], fallback: tuple[str, str]
-) -> tuple[str, str]:
-    """The (problem, hint) of the first known mistake whose result is ``close`` to ``answer``, else ``fallback``."""
-    for wrong, problem, hint in mistakes:
-        if close(answer, wrong):
-            return problem, hint
-    return fallback
+    return [Mistake(table, hint, problem) for table, problem, hint in tables_problems_hints]
 
 
 def _as_table(check: Check, got: object, shape: tuple[int, int], call: str) -> torch.Tensor:
     """Turn the student's result into a float64 tensor of the expected shape, or stop with a hint."""
-    try:
-        table = torch.as_tensor(got)
-    except (TypeError, ValueError, RuntimeError):
-        raise CheckFailed(
-            f"{call} returned a {type(got).__name__}, which is not a table of numbers",
-            "return a torch.Tensor (or a NumPy array) of shape (num_positions, d_model).",
-        ) from None
-    check.that(
-        tuple(table.shape) == shape,
+    table = check.convert(
+        got,
+        torch.as_tensor,
+        f"{call} returned a {type(got).__name__}, which is not a table of numbers",
+        "return a torch.Tensor (or a NumPy array) of shape (num_positions, d_model).",
+    )
+    check.shape(
+        table,
+        shape,
         f"{call} has shape {tuple(table.shape)}, expected {shape}",
         "rows are positions 0 … num_positions-1 and columns are the d_model dimensions.",
     )
@@ -190,22 +177,54 @@ def check_sinusoidal_encoding(fn: Callable[..., object]) -> CheckResult:
             problem, hint = "", ""
             if worst > TABLE_TOLERANCE:
                 row, column = divmod(int((table - expected).abs().argmax()), d_model)
-                problem, hint = _first_match(
-                    table,
-                    _known_mistakes(num_positions, d_model, base, layout),
-                    _tables_close,
-                    (
-                        f"differs from the formula by up to {worst:.3g}, first at position {row}, column {column}",
-                        "column 2i holds sin(pos / base^(2i/d)) and column 2i+1 holds cos of the same angle; "
-                        "compute that one entry by hand and compare.",
-                    ),
+                unknown = Mistake(
+                    None,
+                    problem=f"differs from the formula by up to {worst:.3g}, first at position {row}, column {column}",
+                    hint="column 2i holds sin(pos / base^(2i/d)) and column 2i+1 holds cos of the same angle; "
+                    "compute that one entry by hand and compare.",
                 )
+                mistakes = _known_mistakes(num_positions, d_model, base, layout)
+                found = spot_mistake(table, mistakes, _tables_close, unknown)
+                problem, hint = found.problem, found.hint
             check.that(worst <= TABLE_TOLERANCE, f"{call}: {problem}", hint)
     return check.result
 
 
 def _reference_wavelength(column: int, d_model: int, base: float) -> float:
     return 2 * math.pi / float(sinusoid_frequencies(d_model, base)[column // 2])
+
+
+def _wavelength_mistakes(column: int, d_model: int, base: float) -> list[Mistake]:
+    """Wavelengths from typical slips, with the problem and the hint that name each one."""
+    expected = _reference_wavelength(column, d_model, base)
+    pair = column // 2
+    return [
+        Mistake(
+            expected / (2 * math.pi),
+            problem="that is the wavelength divided by 2π",
+            hint="a full turn of the hand is 2π radians: the wavelength is 2π divided by the frequency.",
+        ),
+        Mistake(
+            2 * math.pi / expected,
+            problem="that is the frequency (radians per position), not the wavelength",
+            hint="the wavelength is the number of positions for one full turn: 2π / frequency.",
+        ),
+        Mistake(
+            2 * math.pi * base ** (2 * column / d_model),
+            problem="the column number was used as the pair index i",
+            hint="columns 2i and 2i+1 form pair i, whose exponent is 2i/d: take i = column // 2.",
+        ),
+        Mistake(
+            2 * math.pi * base ** (column / d_model),
+            problem="the odd column got an exponent of its own",
+            hint="an odd column 2i+1 holds the cosine of the angle in column 2i, so it has the same wavelength.",
+        ),
+        Mistake(
+            2 * math.pi * base ** (pair / d_model),
+            problem="the exponent looks like i/d instead of 2i/d",
+            hint="pair i has frequency 1/base^(2i/d); remember the factor 2.",
+        ),
+    ]
 
 
 def check_wavelength(fn: Callable[..., object]) -> CheckResult:
@@ -216,51 +235,21 @@ def check_wavelength(fn: Callable[..., object]) -> CheckResult:
         for column, d_model, base in cases:
             call = f"fn({column}, {d_model}, base={base})"
             got = check.call(fn, column, d_model, base=base)
-            try:
-                value = float(got)  # type: ignore[arg-type]
-            except (TypeError, ValueError, RuntimeError):
-                raise CheckFailed(
-                    f"{call} returned {got!r}, not a single number",
-                    "return one number: how many positions it takes that column to repeat.",
-                ) from None
-            expected = _reference_wavelength(column, d_model, base)
-            pair = column // 2
-            mistakes = [
-                (
-                    expected / (2 * math.pi),
-                    "that is the wavelength divided by 2π",
-                    "a full turn of the hand is 2π radians: the wavelength is 2π divided by the frequency.",
-                ),
-                (
-                    2 * math.pi / expected,
-                    "that is the frequency (radians per position), not the wavelength",
-                    "the wavelength is the number of positions for one full turn: 2π / frequency.",
-                ),
-                (
-                    2 * math.pi * base ** (2 * column / d_model),
-                    "the column number was used as the pair index i",
-                    "columns 2i and 2i+1 form pair i, whose exponent is 2i/d: take i = column // 2.",
-                ),
-                (
-                    2 * math.pi * base ** (column / d_model),
-                    "the odd column got an exponent of its own",
-                    "an odd column 2i+1 holds the cosine of the angle in column 2i, so it has the same wavelength.",
-                ),
-                (
-                    2 * math.pi * base ** (pair / d_model),
-                    "the exponent looks like i/d instead of 2i/d",
-                    "pair i has frequency 1/base^(2i/d); remember the factor 2.",
-                ),
-            ]
-            problem, hint = _first_match(
-                value,
-                mistakes,
-                _numbers_close,
-                (
-                    "that is not the wavelength of this column",
-                    "pair i = column // 2 turns at 1/base^(2i/d) radians per position; one turn is 2π radians.",
-                ),
+            value = check.convert(
+                got,
+                float,  # type: ignore[arg-type]
+                f"{call} returned {got!r}, not a single number",
+                "return one number: how many positions it takes that column to repeat.",
             )
+            expected = _reference_wavelength(column, d_model, base)
+            mistakes = _wavelength_mistakes(column, d_model, base)
+            unknown = Mistake(
+                None,
+                problem="that is not the wavelength of this column",
+                hint="pair i = column // 2 turns at 1/base^(2i/d) radians per position; one turn is 2π radians.",
+            )
+            found = spot_mistake(value, mistakes, _numbers_close, unknown)
+            problem, hint = found.problem, found.hint
             check.that(_numbers_close(value, expected), f"{call} = {value:.6g}: {problem}", hint)
     return check.result
 
@@ -313,13 +302,12 @@ def check_first_near_repeat(fn: Callable[..., object]) -> CheckResult:
             got = check.call(fn, d_model, base, tol, max_position)
             expected = _reference_first_near_repeat(d_model, base, tol, max_position)
             if got is not None:
-                try:
-                    got = int(got)  # type: ignore[call-overload]
-                except (TypeError, ValueError, RuntimeError):
-                    raise CheckFailed(
-                        f"{call} returned {got!r}, not a position",
-                        "return a whole number (the position) or None.",
-                    ) from None
+                got = check.convert(
+                    got,
+                    int,  # type: ignore[arg-type]
+                    f"{call} returned {got!r}, not a position",
+                    "return a whole number (the position) or None.",
+                )
             hint = "" if got == expected else _near_repeat_hint(got, expected, d_model, base, tol, max_position)
             check.that(got == expected, f"{call} returned {got}", hint)
     return check.result

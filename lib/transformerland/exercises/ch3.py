@@ -6,37 +6,35 @@
 
 from __future__ import annotations
 
-import traceback
+import operator
 from collections.abc import Callable
 
 import torch
 from torch import nn
 
-from .checking import Check, CheckFailed, CheckResult
+from .checking import Check, CheckResult, Mistake, hint_for
+
+__all__ = ["check_learned_positions", "check_position_parameters"]
 
 
-def _forward(layer: nn.Module, x: torch.Tensor, max_len: int) -> torch.Tensor:
+def _forward(check: Check, layer: nn.Module, x: torch.Tensor, max_len: int) -> torch.Tensor:
     """Run the student's layer on ``x`` (which fits the table), turning a crash into a verdict."""
-    try:
-        return layer(x)
-    except NotImplementedError:
-        raise CheckFailed(
-            "forward is not written yet (it raised NotImplementedError)", "replace the stub's body with your code."
-        ) from None
-    except Exception as error:
-        if "size" in str(error):
-            hint = (
-                f"an input of T = {x.shape[1]} positions uses only the first T rows of the table: "
-                "slice it with table[:T] (or look up positions 0 … T-1) before adding it to x."
-            )
-        else:
-            where = traceback.extract_tb(error.__traceback__)[-1]
-            hint = f"look at line {where.lineno} of your code ({where.line!s})."
-        raise CheckFailed(
-            f"forward on an input of shape {tuple(x.shape)} (table of {max_len} rows) raised "
-            f"{type(error).__name__}: {error}",
-            hint,
-        ) from None
+
+    def explain(error: Exception) -> str | None:
+        if "size" not in str(error):
+            return None  # point at the line
+        return (
+            f"an input of T = {x.shape[1]} positions uses only the first T rows of the table: "
+            "slice it with table[:T] (or look up positions 0 … T-1) before adding it to x."
+        )
+
+    with torch.no_grad():
+        return check.run(
+            lambda: layer(x),
+            name="forward",
+            doing=f"forward on an input of shape {tuple(x.shape)} (table of {max_len} rows)",
+            explain=explain,
+        )
 
 
 def check_learned_positions(layer_class: Callable[[int, int], nn.Module]) -> CheckResult:
@@ -71,8 +69,7 @@ def check_learned_positions(layer_class: Callable[[int, int], nn.Module]) -> Che
         table = params[0].detach().reshape(max_len, d_model)
 
         zeros = torch.zeros(2, 4, d_model)
-        with torch.no_grad():
-            out = _forward(layer, zeros, max_len)
+        out = _forward(check, layer, zeros, max_len)
         check.that(
             isinstance(out, torch.Tensor) and out.shape == zeros.shape,
             f"an input of shape {tuple(zeros.shape)} gave an output of shape "
@@ -86,16 +83,14 @@ def check_learned_positions(layer_class: Callable[[int, int], nn.Module]) -> Che
             "the same rows for every sequence in the batch.",
         )
         x = torch.randn(2, 4, d_model, generator=torch.Generator().manual_seed(0))
-        with torch.no_grad():
-            out = _forward(layer, x, max_len)
+        out = _forward(check, layer, x, max_len)
         check.that(
             torch.allclose(out - x, table[:4].expand(2, 4, d_model), atol=1e-6),
             "the output is not the input plus the position rows",
             "the layer adds positions to the token vectors: return x + table[:T], not the rows alone.",
         )
         full = torch.zeros(1, max_len, d_model)
-        with torch.no_grad():
-            out = _forward(layer, full, max_len)
+        out = _forward(check, layer, full, max_len)
         check.that(
             torch.allclose(out[0], table),
             f"an input of exactly max_len = {max_len} positions does not get all {max_len} rows",
@@ -122,15 +117,13 @@ def check_learned_positions(layer_class: Callable[[int, int], nn.Module]) -> Che
                 "say what the limit is, so that the reader knows what to shorten: include max_len in the message.",
             )
         except Exception as error:
-            check.that(
-                False,
+            check.fail(
                 f"{max_len + 1} positions with a {max_len}-row table raised {type(error).__name__}: {error}",
                 "check T against max_len before touching the table, and raise a ValueError that names max_len "
                 "(torch's own index or size error does not tell the reader what went wrong).",
             )
         else:
-            check.that(
-                False,
+            check.fail(
                 f"{max_len + 1} positions with a {max_len}-row table raised no error",
                 "there is no row for position max_len: raise a ValueError that names max_len.",
             )
@@ -162,12 +155,18 @@ def check_position_parameters(count: Callable[[str, int, int], int]) -> CheckRes
                 hint = "the sinusoids come from a formula and are computed, not trained: they cost no parameters."
             elif scheme == "none":
                 hint = "with no position scheme there is nothing to train."
-            elif got == max_len + d_model:
-                hint = "each position owns a whole row of d_model numbers: multiply, do not add."
-            elif got == (max_len - 1) * d_model:
-                hint = "positions run from 0 to max_len - 1: that is max_len rows, not max_len - 1."
             else:
-                hint = "a learned table has one row per position and d_model numbers in each row."
+                mistakes = [
+                    Mistake(
+                        max_len + d_model, "each position owns a whole row of d_model numbers: multiply, do not add."
+                    ),
+                    Mistake(
+                        (max_len - 1) * d_model,
+                        "positions run from 0 to max_len - 1: that is max_len rows, not max_len - 1.",
+                    ),
+                ]
+                fallback = "a learned table has one row per position and d_model numbers in each row."
+                hint = hint_for(got, mistakes, operator.eq, fallback)
             check.that(
                 got == expected, f"count({scheme!r}, {max_len}, {d_model}) returned {got}, which is not right", hint
             )

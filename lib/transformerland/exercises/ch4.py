@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .checking import Check, CheckResult
+from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
 
 __all__ = ["check_bert_sum", "check_most_alike_pair", "check_segment_ids"]
+
+_close = tensors_close(atol=1e-4, rtol=1e-5)
 
 
 def _layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor, eps: float, unbiased: bool = False):
@@ -25,33 +27,46 @@ def _layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor, eps: fl
     return (x - mean) / torch.sqrt(var + eps) * gain + bias
 
 
-def _bert_sum_variants(ids, segments, word, segment, position, gain, bias, eps) -> dict[str, torch.Tensor]:
-    """The right answer (key ``"right"``) and the typical wrong ones, each ``(B, T, D)``."""
+def _bert_sum_cases(ids, segments, word, segment, position, gain, bias, eps) -> tuple[torch.Tensor, list[Mistake]]:
+    """The right answer and what the typical slips return, each ``(B, T, D)`` in float64, with their hints."""
     t = ids.shape[1]
     w, s, p = word[ids], segment[segments], position[:t]
-    return {
-        "right": _layer_norm(w + s + p, gain, bias, eps),
-        "no_layer_norm": w + s + p,
-        "no_segment": _layer_norm(w + p, gain, bias, eps),
-        "no_position": _layer_norm(w + s, gain, bias, eps),
-        "positions_from_1": _layer_norm(w + s + position[1 : t + 1], gain, bias, eps),
-        "positions_from_ids": _layer_norm(w + s + position[ids], gain, bias, eps),
-        "unbiased_variance": _layer_norm(w + s + p, gain, bias, eps, unbiased=True),
-        "no_gain_or_bias": _layer_norm(w + s + p, torch.ones_like(gain), torch.zeros_like(bias), eps),
-        "no_bias": _layer_norm(w + s + p, gain, torch.zeros_like(bias), eps),
-    }
-
-
-_SUM_HINTS = {
-    "no_layer_norm": "you return the raw sum; BERT normalises it with LayerNorm (and its gain and bias) afterwards.",
-    "no_segment": "the segment stream is missing: add segment_table[token_type_ids] for every token.",
-    "no_position": "the seat stream is missing: add the position table's rows 0, 1, …, T-1.",
-    "positions_from_1": "positions count from 0: the token [CLS] sits at position 0 and takes row 0.",
-    "positions_from_ids": "position rows are chosen by where a token stands (0 … T-1), not by its token id.",
-    "unbiased_variance": "LayerNorm divides by D, not D - 1: use the biased variance (unbiased=False).",
-    "no_gain_or_bias": "after normalising, scale by ln_weight and add ln_bias (LayerNorm's learned gain and bias).",
-    "no_bias": "you scale by ln_weight but forgot to add ln_bias.",
-}
+    right = _layer_norm(w + s + p, gain, bias, eps)
+    mistakes = [
+        Mistake(
+            w + s + p,
+            "you return the raw sum; BERT normalises it with LayerNorm (and its gain and bias) afterwards.",
+        ),
+        Mistake(
+            _layer_norm(w + p, gain, bias, eps),
+            "the segment stream is missing: add segment_table[token_type_ids] for every token.",
+        ),
+        Mistake(
+            _layer_norm(w + s, gain, bias, eps),
+            "the seat stream is missing: add the position table's rows 0, 1, …, T-1.",
+        ),
+        Mistake(
+            _layer_norm(w + s + position[1 : t + 1], gain, bias, eps),
+            "positions count from 0: the token [CLS] sits at position 0 and takes row 0.",
+        ),
+        Mistake(
+            _layer_norm(w + s + position[ids], gain, bias, eps),
+            "position rows are chosen by where a token stands (0 … T-1), not by its token id.",
+        ),
+        Mistake(
+            _layer_norm(w + s + p, gain, bias, eps, unbiased=True),
+            "LayerNorm divides by D, not D - 1: use the biased variance (unbiased=False).",
+        ),
+        Mistake(
+            _layer_norm(w + s + p, torch.ones_like(gain), torch.zeros_like(bias), eps),
+            "after normalising, scale by ln_weight and add ln_bias (LayerNorm's learned gain and bias).",
+        ),
+        Mistake(
+            _layer_norm(w + s + p, gain, torch.zeros_like(bias), eps),
+            "you scale by ln_weight but forgot to add ln_bias.",
+        ),
+    ]
+    return right.double(), [Mistake(m.answer.double(), m.hint) for m in mistakes]
 
 
 def check_bert_sum(fn: Callable[..., torch.Tensor]) -> CheckResult:
@@ -79,30 +94,22 @@ def check_bert_sum(fn: Callable[..., torch.Tensor]) -> CheckResult:
         for ids, segments in cases:
             got = check.call(fn, ids.clone(), segments.clone(), *(t.clone() for t in tables), 1e-12)
             shape = (*ids.shape, d)
-            check.that(
-                isinstance(got, torch.Tensor),
-                f"it returned a {type(got).__name__}, not a tensor",
-                "return the (B, T, D) tensor itself.",
-            )
-            check.that(
-                tuple(got.shape) == shape,
+            check.tensor(got, "return the (B, T, D) tensor itself.")
+            check.shape(
+                got,
+                shape,
                 f"for input_ids of shape {tuple(ids.shape)} the result has shape {tuple(got.shape)}, not {shape}",
                 "one row of width D per token: index each table with a (B, T) tensor of ids.",
             )
-            variants = _bert_sum_variants(ids, segments, *tables, 1e-12)
-            mistake = next(
-                (
-                    name
-                    for name, value in variants.items()
-                    if torch.allclose(got.detach().double(), value.double(), atol=1e-4)
-                ),
-                None,
-            )
+            right, mistakes = _bert_sum_cases(ids, segments, *tables, 1e-12)
+            got = got.detach().double()
             check.that(
-                mistake == "right",
+                _close(got, right),
                 f"for input_ids {ids.tolist()} the result differs from BERT's embedding layer",
-                _SUM_HINTS.get(
-                    mistake,
+                hint_for(
+                    got,
+                    mistakes,
+                    _close,
                     "look up one row per token in each table, add the three, then normalise each token's "
                     "D values (mean 0, variance 1, eps inside the square root), scale by ln_weight and add ln_bias.",
                 ),
@@ -140,10 +147,12 @@ def check_segment_ids(fn: Callable[[list[str]], Sequence[int]]) -> CheckResult:
         ]
         for tokens in cases:
             got = check.call(fn, list(tokens))
-            try:
-                got = [int(x) for x in got]
-            except (TypeError, ValueError):
-                check.that(False, f"it returned {got!r}", "return a list (or 1-D tensor) of integers, one per token.")
+            got = check.convert(
+                got,
+                lambda ids: [int(x) for x in ids],
+                f"it returned {got!r}",
+                "return a list (or 1-D tensor) of integers, one per token.",
+            )
             want = _expected_segments(tokens)
             check.that(
                 len(got) == len(tokens),
@@ -180,11 +189,9 @@ def check_most_alike_pair(fn: Callable[[torch.Tensor], tuple[int, int]]) -> Chec
         cases = [(table, (3, 11)), (table.flip(0), (n - 1 - 11, n - 1 - 3)), (table[[4, 11, 0, 3]], (1, 3))]
         for case, want in cases:
             got = check.call(fn, case.clone())
-            try:
-                pair = tuple(int(x) for x in got)
-            except (TypeError, ValueError):
-                pair = ()
-            check.that(len(pair) == 2, f"it returned {got!r}", "return two positions, a tuple (i, j) of ints.")
+            problem, hint = f"it returned {got!r}", "return two positions, a tuple (i, j) of ints."
+            pair = check.convert(got, lambda ids: tuple(int(x) for x in ids), problem, hint)
+            check.that(len(pair) == 2, problem, hint)
             got = pair
             check.that(got == want, f"for a {tuple(case.shape)} table it returned {got}", _pair_hint(got, want, n))
     return check.result

@@ -12,17 +12,12 @@ from itertools import pairwise
 
 import torch
 
+from ..remedies import interpolate_table
 from .checking import Check, CheckResult
 
+__all__ = ["check_interpolate_table", "check_sliding_windows", "check_steps_to_reach"]
 
-def _as_table(got: object, check: Check, call: str) -> torch.Tensor:
-    check.that(
-        isinstance(got, torch.Tensor),
-        f"{call} returned a {type(got).__name__}, not a tensor",
-        "return a torch.Tensor of shape (new_len, d_model).",
-    )
-    assert isinstance(got, torch.Tensor)
-    return got
+_TABLE_HINT = "return a torch.Tensor of shape (new_len, d_model)."
 
 
 def check_interpolate_table(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> CheckResult:
@@ -36,9 +31,10 @@ def check_interpolate_table(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> 
         direction = torch.tensor([1.0, -2.0, 0.5])
         table = torch.arange(4.0)[:, None] * direction + torch.tensor([0.0, 1.0, 2.0])  # (4, 3)
         original = table.clone()
-        got = _as_table(check.call(fn, table, 7), check, "fn(table of 4 rows, 7)")
-        check.that(
-            tuple(got.shape) == (7, 3),
+        got = check.tensor(check.call(fn, table, 7), _TABLE_HINT, returned="fn(table of 4 rows, 7)")
+        check.shape(
+            got,
+            (7, 3),
             f"a (4, 3) table stretched to 7 rows came back with shape {tuple(got.shape)}",
             "one row per new position and the same width: shape (new_len, d_model).",
         )
@@ -90,17 +86,14 @@ def check_interpolate_table(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> 
         )
         generator = torch.Generator().manual_seed(0)
         rough = torch.randn(5, 8, generator=generator, dtype=torch.float64)  # (5, 8)
-        got = _as_table(check.call(fn, rough, 13), check, "fn(table of 5 rows, 13)")
-        where = torch.linspace(0, 4, 13, dtype=torch.float64)
-        below = where.floor().long().clamp(max=3)
-        weight = (where - below)[:, None]
-        expected = (1 - weight) * rough[below] + weight * rough[below + 1]
+        got = check.tensor(check.call(fn, rough, 13), _TABLE_HINT, returned="fn(table of 5 rows, 13)")
+        expected = interpolate_table(rough, 13)
         check.that(
             tuple(got.shape) == (13, 8) and torch.allclose(got.double(), expected, atol=1e-6),
             "a random (5, 8) table stretched to 13 rows does not match linear interpolation",
             "check the fractional weight w at each new row, and that rows are blended along the position axis (dim 0).",
         )
-        same = _as_table(check.call(fn, rough, 5), check, "fn(table of 5 rows, 5)")
+        same = check.tensor(check.call(fn, rough, 5), _TABLE_HINT, returned="fn(table of 5 rows, 5)")
         check.that(
             tuple(same.shape) == (5, 8) and torch.allclose(same.double(), rough, atol=1e-6),
             "asking for as many rows as the table has does not give the table back",

@@ -17,25 +17,25 @@ import torch
 from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
-from .checking import Check, CheckFailed, CheckResult
+from .checking import Check, CheckResult, Mistake, as_float64, hint_for, tensors_close
+
+__all__ = ["TOLERANCE", "check_alibi_slopes", "check_interpolated_positions", "check_rope_rotate"]
 
 #: How close a student's numbers must be to the reference.
 TOLERANCE = 1e-5
 
 
-def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
-    return got.shape == expected.shape and torch.allclose(got, expected, atol=TOLERANCE, rtol=TOLERANCE)
+_close = tensors_close(atol=TOLERANCE, rtol=TOLERANCE)
 
 
-def _as_tensor(value: object, what: str) -> torch.Tensor:
-    """Turn a returned tensor, list or array into a float64 tensor, or stop with a verdict."""
-    try:
-        return torch.as_tensor(value).detach().cpu().to(torch.float64)
-    except (TypeError, ValueError, RuntimeError):
-        raise CheckFailed(
-            f"it returned a {type(value).__name__}, which is not a list of numbers",
-            f"return {what} as a torch.Tensor (a list of floats works too).",
-        ) from None
+def _numbers(check: Check, value: object, what: str) -> torch.Tensor:
+    """A returned tensor, list or array as a float64 tensor, or stop with a verdict."""
+    return check.convert(
+        value,
+        as_float64,
+        f"it returned a {type(value).__name__}, which is not a list of numbers",
+        f"return {what} as a torch.Tensor (a list of floats works too).",
+    )
 
 
 # ex-6-1 ------------------------------------------------------------------------------------------
@@ -52,40 +52,40 @@ def _rotate_pairs(x: torch.Tensor, angles: torch.Tensor, *, halves: bool = False
     return torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1).flatten()
 
 
-def _rope_mistakes(x: torch.Tensor, position: float, base: float) -> list[tuple[torch.Tensor, str]]:
+def _rope_mistakes(x: torch.Tensor, position: float, base: float) -> list[Mistake]:
     """Outputs of typical RoPE slips for one vector ``x`` ``(d,)``, each with the hint that names it."""
     d = x.numel()
     theta = sinusoid_frequencies(d, base)
     i = torch.arange(d // 2, dtype=torch.float64)
     return [
-        (
+        Mistake(
             _rotate_pairs(x, position * theta, halves=True),
             "you paired dimension i with dimension i + d/2 (the 'rotate_half' layout of LLaMA's code). This exercise "
             "uses RoFormer's adjacent pairs: (x[0], x[1]), (x[2], x[3]), …",
         ),
-        (
+        Mistake(
             _rotate_pairs(x, position * theta, clockwise=True),
             "your pairs turn the wrong way (clockwise). Turn (a, b) by the angle φ to "
             "(a·cos φ − b·sin φ, a·sin φ + b·cos φ).",
         ),
-        (
+        Mistake(
             _rotate_pairs(x, position * base ** (-i / d)),
             "the frequencies are off: pair i turns at θ_i = base^(−2i/d), with the factor 2 in the exponent.",
         ),
-        (
+        Mistake(
             _rotate_pairs(x, position * base ** (-2 * (i + 1) / d)),
             "the frequencies start one step late: pair 0 turns at θ_0 = base^0 = 1, so use i = 0 … d/2 − 1.",
         ),
-        (
+        Mistake(
             _rotate_pairs(x, position * base ** (2 * i / d)),
             "the exponent has the wrong sign: θ_i = base^(−2i/d) gets smaller for later pairs.",
         ),
-        (
+        Mistake(
             _rotate_pairs(x, torch.full((d // 2,), float(position), dtype=torch.float64)),
             "every pair turns by the same angle. Each pair i has its own frequency: angle = position · θ_i, "
             "θ_i = base^(−2i/d).",
         ),
-        (
+        Mistake(
             _rotate_pairs(x, theta),
             "the angle does not grow with the position: pair i turns by position · θ_i.",
         ),
@@ -116,7 +116,7 @@ def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
                 "your function changed its input vector in place",
                 hint="build a new tensor for the result instead of writing into x (x[0::2] = … edits x itself).",
             )
-            got = _as_tensor(returned, "the rotated vector")
+            got = _numbers(check, returned, "the rotated vector")
             check.that(
                 got.shape == x.shape,
                 f"for a vector of width {d} it returned shape {tuple(got.shape)}",
@@ -124,26 +124,30 @@ def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
             )
             expected = apply_rotary(x[None], torch.tensor([float(position)]), base)[0]
             if not _close(got, expected):
-                hints = [hint for wrong, hint in _rope_mistakes(x, float(position), base) if _close(got, wrong)]
                 problem = f"for d = {d}, position {position}, base {base:g} the rotated vector is not RoPE's"
                 if float(position) == 0:
                     problem = f"at position 0 (angle 0) the vector should come back unchanged, for d = {d}"
-                check.that(
-                    False,
+                check.fail(
                     problem,
-                    hint=hints[0] if hints else "pair (x[2i], x[2i+1]) turns by the angle position · base^(−2i/d).",
+                    hint=hint_for(
+                        got,
+                        _rope_mistakes(x, float(position), base),
+                        _close,
+                        "pair (x[2i], x[2i+1]) turns by the angle position · base^(−2i/d).",
+                    ),
                 )
         q, k = torch.randn(2, 32, generator=generator, dtype=torch.float64)
         rotated = [(check.call(fn, q, n + 4), check.call(fn, k, n)) for n in (0, 7, 300)]
         scores = [
-            float(_as_tensor(q_m, "the rotated query") @ _as_tensor(k_n, "the rotated key")) for q_m, k_n in rotated
+            float(_numbers(check, q_m, "the rotated query") @ _numbers(check, k_n, "the rotated key"))
+            for q_m, k_n in rotated
         ]
         check.that(
             max(scores) - min(scores) < 1e-6 * (1 + abs(scores[0])),
             "scores of a query 4 positions after its key change with the absolute position",
             hint="rotate the query and the key by the same rule; only then do the absolute positions cancel.",
         )
-        norm = float(_as_tensor(check.call(fn, q, 123), "the rotated vector").norm())
+        norm = float(_numbers(check, check.call(fn, q, 123), "the rotated vector").norm())
         check.that(
             math.isclose(norm, float(q.norm()), rel_tol=1e-6),
             "the rotated vector is not as long as the original",
@@ -155,31 +159,31 @@ def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
 # ex-6-2 ------------------------------------------------------------------------------------------
 
 
-def _slope_mistakes(n_heads: int) -> list[tuple[torch.Tensor, str]]:
+def _slope_mistakes(n_heads: int) -> list[Mistake]:
     """Slope lists from typical slips, each with the hint that names it."""
     k = torch.arange(1, n_heads + 1, dtype=torch.float64)
     return [
-        (
+        Mistake(
             2.0 ** (-8.0 * (k - 1) / n_heads),
             "the first slope came out as 1. The first head's slope is 2^(−8/H) (1/2 for 8 heads): the exponent "
             "counts k = 1 … H, not 0 … H − 1.",
         ),
-        (
+        Mistake(
             2.0 ** (-8.0 * k / n_heads).flip(0),
             "the slopes are in reverse order: head 1 gets the largest slope, 2^(−8/H), and the last head the "
             "smallest, 2^(−8).",
         ),
-        (
+        Mistake(
             2.0**-k,
             "every head halves the slope, whatever the head count. The ratio depends on H: it is 2^(−8/H), so that "
             "the last head always ends at 2^(−8) = 1/256.",
         ),
-        (
+        Mistake(
             1.0 / (2.0 * k),
             "the slopes shrink by a fixed step instead of a fixed ratio: they form a geometric sequence, "
             "each one 2^(−8/H) times the one before.",
         ),
-        (
+        Mistake(
             2.0 ** (-k / n_heads),
             "the exponent lacks the factor 8: slope k is 2^(−8k/H).",
         ),
@@ -193,7 +197,7 @@ def check_alibi_slopes(fn: Callable[[int], torch.Tensor]) -> CheckResult:
     """
     with Check("ex-6-2", "ALiBi slopes") as check:
         for n_heads in (8, 4, 16, 2, 1):
-            got = _as_tensor(check.call(fn, n_heads), "the slopes")
+            got = _numbers(check, check.call(fn, n_heads), "the slopes")
             check.that(
                 got.dim() == 1 and got.numel() == n_heads,
                 f"for {n_heads} heads it returned shape {tuple(got.shape)}",
@@ -201,11 +205,11 @@ def check_alibi_slopes(fn: Callable[[int], torch.Tensor]) -> CheckResult:
             )
             expected = alibi_slopes(n_heads).double()
             if not _close(got, expected):
-                hints = [hint for wrong, hint in _slope_mistakes(n_heads) if _close(got, wrong)]
-                check.that(
-                    False,
+                check.fail(
                     f"the slopes for {n_heads} heads are not ALiBi's",
-                    hint=hints[0] if hints else "slope k (k = 1 … H) is 2^(−8k/H): a geometric sequence.",
+                    hint=hint_for(
+                        got, _slope_mistakes(n_heads), _close, "slope k (k = 1 … H) is 2^(−8k/H): a geometric sequence."
+                    ),
                 )
     return check.result
 
@@ -220,7 +224,7 @@ def check_interpolated_positions(fn: Callable[[int, int], torch.Tensor]) -> Chec
     """
     with Check("ex-6-5", "position interpolation") as check:
         for length, trained in ((256, 64), (100, 30), (48, 48), (10, 64)):
-            got = _as_tensor(check.call(fn, length, trained), "the positions")
+            got = _numbers(check, check.call(fn, length, trained), "the positions")
             check.that(
                 got.dim() == 1 and got.numel() == length,
                 f"for length {length} it returned shape {tuple(got.shape)}",
@@ -231,31 +235,31 @@ def check_interpolated_positions(fn: Callable[[int, int], torch.Tensor]) -> Chec
                 continue
             steps = torch.arange(length, dtype=torch.float64)
             mistakes = [
-                (
+                Mistake(
                     steps * length / trained,
                     "the positions were stretched instead of squeezed: multiply by L / L′ (trained over new), "
                     "which is below 1 when the input is longer.",
                 ),
-                (
+                Mistake(
                     torch.floor(steps * trained / length),
                     "the positions were rounded to whole numbers. Interpolation keeps the fractions: RoPE's angles "
                     "work at any real position.",
                 ),
-                (
+                Mistake(
                     steps * trained / length,
                     "short inputs were stretched too. Only squeeze when the input is longer than the trained "
                     "length; otherwise keep 0, 1, 2, …",
                 ),
-                (
+                Mistake(
                     steps * (trained - 1) / max(length - 1, 1),
                     "you mapped the last token exactly onto position L − 1. Chen et al. scale every position by "
                     "L / L′, so the last one lands at L − L/L′.",
                 ),
             ]
-            hints = [hint for wrong, hint in mistakes if _close(got, wrong)]
-            check.that(
-                False,
+            check.fail(
                 f"the positions for {length} tokens with a trained length of {trained} are not the interpolated ones",
-                hint=hints[0] if hints else "position p becomes p · L / L′ when L′ > L, and stays p otherwise.",
+                hint=hint_for(
+                    got, mistakes, _close, "position p becomes p · L / L′ when L′ > L, and stays p otherwise."
+                ),
             )
     return check.result

@@ -1,29 +1,60 @@
-"""The machinery every checker shares: run a student's function, compare, explain.
+"""The toolkit every checker is built from: run a student's function, compare, name the mistake.
 
 A checker is written as::
+
+    close = tensors_close(atol=1e-4)
+    MISTAKE_HINT = "the sines and cosines are swapped: sin comes first in each pair."
 
     def check_something(fn):
         with Check("ex-2-1", "sinusoidal encoding") as check:
             got = check.call(fn, 8, 4)                       # a raised exception becomes a verdict
-            check.that(got.shape == (8, 4), "the table has shape ...", hint="rows are positions ...")
+            table = check.convert(got, as_float64, "it returned no numbers", "return a tensor")
+            check.shape(table, (8, 4), "the table has the wrong shape", "rows are positions ...")
+            mistakes = [Mistake(swapped_table(8, 4), MISTAKE_HINT), ...]   # what each slip returns
+            check.that(
+                close(table, expected),
+                "the values are wrong",
+                hint_for(table, mistakes, close, fallback="compare one entry with the formula"),
+            )
         return check.result
 
-The first failed ``that`` ends the check with a NOT YET verdict naming the problem and the hint.
+The first failed check ends it with a NOT YET verdict naming the problem and the hint; when
+every check holds, the verdict is PASSED and says how many checks agreed. A new checker is
+then mostly its list of :class:`Mistake` entries: what each typical slip returns, and the hint
+that names it.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple, NoReturn, TypeVar
+
+import torch
+
+__all__ = [
+    "VERDICT_PATTERN",
+    "Check",
+    "CheckFailed",
+    "CheckResult",
+    "Mistake",
+    "as_float64",
+    "hint_for",
+    "numbers_close",
+    "spot_mistake",
+    "tensors_close",
+]
 
 #: Matches a verdict line; the bulk grader reads submissions' outputs with it.
 VERDICT_PATTERN = re.compile(
     r"^(?P<exercise>ex-\d+-\d+) · (?P<verdict>PASSED|NOT YET) · (?P<message>.*)$", re.MULTILINE
 )
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -51,6 +82,51 @@ class CheckFailed(Exception):
         self.message, self.hint = message, hint
 
 
+# --- which typical mistake does an answer match? ---------------------------------------------------
+
+
+class Mistake(NamedTuple):
+    """A typical wrong answer: what the slip returns, the hint that names it, and (optionally) the problem."""
+
+    answer: Any
+    hint: str
+    problem: str = ""
+
+
+def spot_mistake(
+    got: Any, mistakes: Iterable[Mistake], close: Callable[[Any, Any], bool], fallback: Mistake | None = None
+) -> Mistake | None:
+    """The first of ``mistakes`` whose answer is ``close`` to ``got``; ``fallback`` when none is."""
+    return next((mistake for mistake in mistakes if close(got, mistake.answer)), fallback)
+
+
+def hint_for(got: Any, mistakes: Iterable[Mistake], close: Callable[[Any, Any], bool], fallback: str) -> str:
+    """The hint of the mistake ``got`` matches, or ``fallback`` (a restatement of the rule) if it matches none."""
+    return spot_mistake(got, mistakes, close, Mistake(None, fallback)).hint  # type: ignore[union-attr]
+
+
+def tensors_close(atol: float, rtol: float = 0.0) -> Callable[[torch.Tensor, torch.Tensor], bool]:
+    """A closeness test for tensors: same shape, and ``|a - b| <= atol + rtol·|b|`` everywhere."""
+
+    def close(a: torch.Tensor, b: torch.Tensor) -> bool:
+        return a.shape == b.shape and torch.allclose(a, b, atol=atol, rtol=rtol)
+
+    return close
+
+
+def numbers_close(rel_tol: float) -> Callable[[float, float], bool]:
+    """A closeness test for two numbers, relative to their size."""
+    return lambda a, b: math.isclose(a, b, rel_tol=rel_tol)
+
+
+def as_float64(value: Any) -> torch.Tensor:
+    """A tensor, list or array as a float64 tensor on the CPU (raises if it holds no numbers)."""
+    return torch.as_tensor(value).detach().cpu().to(torch.float64)
+
+
+# --- the check itself ------------------------------------------------------------------------------
+
+
 class Check:
     """Context manager that turns a checker's body into one printed verdict.
 
@@ -70,6 +146,33 @@ class Check:
     def __enter__(self) -> Check:
         return self
 
+    def that(self, condition: object, problem: str, hint: str) -> None:
+        """Record one case; if ``condition`` is false, stop with ``problem`` and ``hint``."""
+        self.cases += 1
+        if not condition:
+            raise CheckFailed(problem, hint)
+
+    def fail(self, problem: str, hint: str) -> NoReturn:
+        """Stop here with ``problem`` and ``hint``."""
+        raise CheckFailed(problem, hint)
+
+    def shape(self, value: torch.Tensor, expected: tuple[int, ...], problem: str, hint: str) -> None:
+        """Record one case: ``value`` has the shape ``expected``."""
+        self.that(tuple(value.shape) == tuple(expected), problem, hint)
+
+    def tensor(self, value: object, hint: str, returned: str = "it") -> torch.Tensor:
+        """Record one case: ``value`` is a tensor; ``returned`` names the call in the problem."""
+        self.that(isinstance(value, torch.Tensor), f"{returned} returned a {type(value).__name__}, not a tensor", hint)
+        assert isinstance(value, torch.Tensor)
+        return value
+
+    def convert(self, value: object, to: Callable[[Any], _T], problem: str, hint: str) -> _T:
+        """``to(value)`` (``float``, ``int``, :func:`as_float64`, …); if it cannot be converted, stop."""
+        try:
+            return to(value)
+        except (TypeError, ValueError, RuntimeError):
+            raise CheckFailed(problem, hint) from None
+
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call the student's ``fn``; an exception it raises becomes a NOT YET verdict."""
         if not callable(fn):
@@ -77,26 +180,37 @@ class Check:
                 f"expected a function, got {type(fn).__name__}",
                 "pass the function itself, without calling it: check(my_function), not check(my_function()).",
             )
+        shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+        return self.run(lambda: fn(*args, **kwargs), name="the function", doing=f"calling it with ({shown})")
+
+    def run(
+        self,
+        action: Callable[[], _T],
+        *,
+        name: str,
+        doing: str,
+        explain: Callable[[Exception], str | None] | None = None,
+    ) -> _T:
+        """Run ``action`` (a call into the student's code) and turn an exception into a verdict.
+
+        Args:
+            action: the call, without arguments (a ``lambda``).
+            name: what is called, for a stub: ``"<name> is not written yet"``.
+            doing: the call, in words: ``"<doing> raised ValueError: …"``.
+            explain: a hint for an error the checker recognises, or ``None`` to point at the line.
+        """
         try:
-            return fn(*args, **kwargs)
+            return action()
         except NotImplementedError:
             raise CheckFailed(
-                "the function is not written yet (it raised NotImplementedError)",
-                "replace the stub's body with your code.",
+                f"{name} is not written yet (it raised NotImplementedError)", "replace the stub's body with your code."
             ) from None
         except Exception as error:  # the student's bug, reported rather than raised
-            where = traceback.extract_tb(error.__traceback__)[-1]
-            shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
-            raise CheckFailed(
-                f"calling it with ({shown}) raised {type(error).__name__}: {error}",
-                f"look at line {where.lineno} of your code ({where.line!s}).",
-            ) from None
-
-    def that(self, condition: object, problem: str, hint: str) -> None:
-        """Record one case; if ``condition`` is false, stop with ``problem`` and ``hint``."""
-        self.cases += 1
-        if not condition:
-            raise CheckFailed(problem, hint)
+            hint = explain(error) if explain is not None else None
+            if hint is None:
+                where = traceback.extract_tb(error.__traceback__)[-1]
+                hint = f"look at line {where.lineno} of your code ({where.line!s})."
+            raise CheckFailed(f"{doing} raised {type(error).__name__}: {error}", hint) from None
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> bool:
         if kind is None:
