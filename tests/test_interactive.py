@@ -27,7 +27,7 @@ from transformerland.interactive import (
     toggle,
     use_interactive_style,
 )
-from transformerland.model import TinyTransformer
+from transformerland.model import TinyTransformer, TransformerConfig
 from transformerland.plotting import SCHEME_COLOURS
 from transformerland.tasks import SortTask
 from transformerland.training import train
@@ -261,7 +261,8 @@ def test_the_rope_explorer_shows_scores_that_depend_on_the_offset_only():
 
 class TestTableSnapshots:
     def trained(self, every: int | None) -> tuple[TinyTransformer, dict | None]:
-        model = TinyTransformer(8, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=8, position="learned")
+        config = TransformerConfig(8, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=8, position="learned")
+        model = TinyTransformer(config)
         copies = TableSnapshots(model.positions, every=every) if every else None
         train(model, SortTask(vocab_size=8), steps=6, length=6, batch_size=4, progress=False, device="cpu")
         model(torch.zeros(1, 6, dtype=torch.long))  # an evaluation pass: not a training step

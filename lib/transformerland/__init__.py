@@ -13,6 +13,7 @@ Modules, one idea each:
 - :mod:`~transformerland.bert`: BERT's embedding layer, and :mod:`~transformerland.bert_weights`
   to read real weights and tokenizers offline;
 - :mod:`~transformerland.plotting`: one look for every figure;
+- :mod:`~transformerland.interactive`: figures a reader can turn (Vega-Altair, no kernel needed);
 - :mod:`~transformerland.exercises`: the checkers of the exercises, built on
   :mod:`~transformerland.exercises.checking`.
 """

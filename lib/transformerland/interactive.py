@@ -32,6 +32,24 @@ from torch import nn
 from ._validation import require_choice, require_positive_int, require_tensor
 from .plotting import PALETTE, SCHEME_COLOURS
 
+__all__ = [
+    "CONTROL_KINDS",
+    "DIVERGING_SCHEME",
+    "SEQUENTIAL_SCHEME",
+    "WIDTH",
+    "Control",
+    "TableSnapshots",
+    "choice",
+    "clock_wall",
+    "curve_toggles",
+    "heatmap_explorer",
+    "rope_pair_explorer",
+    "row_explorer",
+    "slider",
+    "toggle",
+    "use_interactive_style",
+]
+
 #: Vega's names for the library's colour maps (``plotting.SEQUENTIAL_CMAP`` and ``DIVERGING_CMAP``):
 #: cividis, and purple (low) to orange (high), as matplotlib's ``PuOr_r``.
 SEQUENTIAL_SCHEME = "cividis"
