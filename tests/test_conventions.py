@@ -13,9 +13,14 @@ import nbformat
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools import tables
+from tools.book import ROOT, chapters, pages
+from tools.facts import facts, objectives
+from tools.new_chapter import TEMPLATE, new_chapter
+
 BOOK = ROOT / "book"
-NOTEBOOKS = sorted(BOOK.glob("*.ipynb"))
+#: Every chapter of the table of contents, and the template that new chapters start from.
+NOTEBOOKS = [*chapters(ROOT), TEMPLATE]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")
 BRANCH = CONFIG["repository"]["branch"]
@@ -67,14 +72,33 @@ def test_the_documents_name_no_other_repository():
 
 
 def test_every_toc_entry_exists():
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]] + [ch["file"] for part in toc["parts"] for ch in part["chapters"]]
-    missing = [f for f in files if not any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb"))]
+    missing = [f for f in pages(ROOT) if not any((ROOT / f).with_suffix(s).exists() for s in (".md", ".ipynb"))]
     assert not missing, f"_toc.yml lists files that do not exist: {missing}"
 
 
 def test_there_are_chapters():
-    assert NOTEBOOKS, "book/ holds no chapter notebooks"
+    assert chapters(ROOT), "the numbered parts of _toc.yml list no chapter notebook"
+
+
+def test_every_chapter_notebook_is_in_the_table_of_contents():
+    """A notebook in book/ that _toc.yml does not list would be left out of every table, test and build."""
+    listed = set(chapters(ROOT))
+    assert not [p.name for p in BOOK.glob("*.ipynb") if p not in listed], "book/ notebooks missing from _toc.yml"
+
+
+def test_the_generated_tables_are_current():
+    """README, CONTRIBUTING, the introduction, the instructor's guide and the exercise list, from the facts."""
+    stale = [str(path.relative_to(ROOT)) for path in tables.stale(ROOT)]
+    assert not stale, f"generated tables out of date in {stale}: run python -m tools.tables"
+
+
+def test_a_new_chapter_from_the_template_keeps_every_convention(tmp_path: Path):
+    (tmp_path / "book").mkdir()
+    path = new_chapter(9, "long_contexts", root=tmp_path)
+    assert path.name == "09_long_contexts.ipynb" and facts(path).floor == 9
+    checks = TestNotebook()
+    for name in [name for name in dir(checks) if name.startswith("test_")]:
+        getattr(checks, name)(path)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
@@ -151,6 +175,13 @@ class TestNotebook:
             solved.add(label)
         assert solved == set(exercises), f"exercises without a solution: {sorted(set(exercises) - solved)}"
         assert text.count("{solution-start}") == text.count("{solution-end}"), "unbalanced solution-start/end"
+
+    def test_chapter_facts_are_complete_and_match_the_objectives(self, path: Path):
+        """The metadata's facts follow the schema (tools/facts.py), and its outcomes are the objectives cell's."""
+        found = facts(path)  # raises, naming the problem
+        assert list(found.outcomes) == objectives(load(path)), (
+            f"{path.name}: metadata transformerland.outcomes must be the objectives cell's items, word for word"
+        )
 
     def test_outputs_are_saved_tidy(self, path: Path):
         """Saved as `make chapters` saves: no per-cell timing metadata, progress bars at their last state."""

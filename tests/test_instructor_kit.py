@@ -23,15 +23,14 @@ import nbformat
 import pytest
 from transformerland.exercises import VERDICT_PATTERN
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools import book, exercise_list, grade_submissions, handouts, stubs, student_edition
+from tools import exercises as found_exercises
+from tools.myst import directives
+
+ROOT = book.ROOT
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 MINIBOOK = FIXTURES / "minibook"
-sys.path.insert(0, str(ROOT))  # the tools are a package at the root, run as `python -m tools.<name>`
-
-from tools import chapters as kit  # noqa: E402
-from tools import exercise_list, grade_submissions, handouts, student_edition  # noqa: E402
-
-CHAPTERS = kit.chapters(ROOT)
+CHAPTERS = book.chapters(ROOT)
 SOLUTION_BLOCK = re.compile(
     r"^(?P<fence>`{3,}|:{3,})\{solution\} (?P<label>ex-\d+-\d+)\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.M | re.S
 )
@@ -103,8 +102,8 @@ def solution_prints(nb: nbformat.NotebookNode) -> dict[str, list[str]]:
 def public_text(root: Path) -> str:
     """Everything the book shows that is not a solution: pages, and chapters without their solutions."""
     parts = [page.read_text(encoding="utf-8") for page in (root / "book").glob("*.md")]
-    for path in kit.chapters(root):
-        nb = kit.read(path)
+    for path in book.chapters(root):
+        nb = book.read(path)
         inside = gated(nb)
         checks = {max(i for i, owner in inside.items() if owner == label) + 2 for label in inside.values()}
         for index, cell in enumerate(nb.cells):
@@ -121,8 +120,8 @@ def leak_prints(root: Path) -> dict[str, list[str]]:
     """Label → the distinctive pieces of its solutions: 12 characters or more, shown nowhere outside a solution."""
     public = public_text(root)
     prints = {}
-    for path in kit.chapters(root):
-        for label, pieces in solution_prints(kit.read(path)).items():
+    for path in book.chapters(root):
+        for label, pieces in solution_prints(book.read(path)).items():
             prints[label] = sorted({p for p in pieces if len(p) >= 12 and p not in public})
     return prints
 
@@ -159,7 +158,7 @@ def test_directives_are_found_with_their_options_and_nested_fences():
         "Intro.\n\n````{solution} ex-2-2\n:class: dropdown\n\nSome text.\n\n```python\nx = 1\n```\n````\n\n"
         ":::{exercise} A title\n:label: ex-2-3\n\n**Difficulty:** ★☆☆ · **Objective:** o · **Suits:** lab\n:::\n"
     )
-    solution, exercise = kit.directives(text)
+    solution, exercise = directives(text)
     assert (solution.name, solution.argument, solution.options) == ("solution", "ex-2-2", {"class": "dropdown"})
     assert solution.body == "Some text.\n\n```python\nx = 1\n```"
     assert (exercise.name, exercise.argument, exercise.options) == ("exercise", "A title", {"label": "ex-2-3"})
@@ -214,7 +213,7 @@ class Seat:
 
 print(scaled(4.0))
 '''
-    stub = kit.stub(source, "ex-3-1")
+    stub = stubs.stub(source, "ex-3-1")
     namespace: dict = {}
     exec(compile(stub, "<stub>", "exec"), namespace)
     assert "import math" in stub and "from functools import cache" in stub and "@cache" in stub
@@ -224,7 +223,7 @@ print(scaled(4.0))
     assert "class Settings:\n    pass" in stub and "class Seat:\n    @property\n    def number(self) -> int:" in stub
     for answer in ["OFFSET", "helper", "pages = 512", "n * 2", "self.n - seat", "size = 8", "7 * 6", "print("]:
         assert answer not in stub, f"the stub kept {answer!r}"
-    assert stub.count(kit.STUB_MARK) == 5
+    assert stub.count(stubs.STUB_MARK) == 5
     for call in [lambda: namespace["scaled"].__wrapped__(1.0, 2.0), lambda: namespace["one_liner"](1)]:
         with pytest.raises(NotImplementedError, match="ex-3-1"):
             call()
@@ -233,25 +232,25 @@ print(scaled(4.0))
 
 
 def test_a_solution_without_functions_leaves_only_the_mark():
-    assert kit.stub("answer = 6 * 7\nprint(answer)", "ex-1-1") == kit.STUB_MARK
+    assert stubs.stub("answer = 6 * 7\nprint(answer)", "ex-1-1") == stubs.STUB_MARK
 
 
 def test_a_solution_that_is_not_python_is_named():
     with pytest.raises(ValueError, match="ex-2-1"):
-        kit.stub("%timeit f()", "ex-2-1")
+        stubs.stub("%timeit f()", "ex-2-1")
 
 
 def test_the_fixture_chapters_are_read_as_written():
-    assert [path.name for path in kit.chapters(MINIBOOK)] == ["01_counting.ipynb", "02_tickets.ipynb"]
-    found = kit.exercises(kit.read(MINIBOOK / "book" / "01_counting.ipynb"))
+    assert [path.name for path in book.chapters(MINIBOOK)] == ["01_counting.ipynb", "02_tickets.ipynb"]
+    found = found_exercises.exercises(book.read(MINIBOOK / "book" / "01_counting.ipynb"))
     assert [(e.label, e.difficulty, e.suits, e.checker) for e in found] == [
         ("ex-1-1", "★☆☆", "homework", "check_last_seat"),
         ("ex-1-2", "★★☆", "discussion", None),
         ("ex-1-3", "★☆☆", "lab", "check_seats_apart"),
     ]
-    assert kit.exercise_number("ex-12-3") == "12.3"
+    assert found_exercises.exercise_number("ex-12-3") == "12.3"
     with pytest.raises(ValueError, match="ex-2-1"):
-        kit.exercise_number("exercise-2")
+        found_exercises.exercise_number("exercise-2")
     assert found[0].title == "The last seat" and found[0].objective == "number the seats of a queue from 0"
 
 
@@ -267,7 +266,7 @@ def test_the_exercise_list_is_up_to_date(root: Path):
 def test_the_exercise_list_links_every_exercise_of_every_chapter():
     page = (ROOT / exercise_list.PAGE).read_text(encoding="utf-8")
     for path in CHAPTERS:
-        text = "\n".join(cell.source for cell in kit.read(path).cells if cell.cell_type == "markdown")
+        text = "\n".join(cell.source for cell in book.read(path).cells if cell.cell_type == "markdown")
         for label in re.findall(r"^:label: (ex-\d+-\d+)$", text, re.M):
             assert f"\n| {{ref}}`{label}`" in page, f"{label} is missing from the exercise list"
 
@@ -277,8 +276,8 @@ def test_the_exercise_list_links_every_exercise_of_every_chapter():
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
 def test_every_gated_solution_is_followed_by_a_visible_checker_that_passes_it(path: Path):
-    nb = kit.read(path)
-    module = importlib.import_module(f"transformerland.exercises.ch{kit.chapter_number(path)}")
+    nb = book.read(path)
+    module = importlib.import_module(f"transformerland.exercises.ch{book.chapter_number(path)}")
     inside = gated(nb)
     for label in sorted(set(inside.values())):
         cells = [index for index, owner in inside.items() if owner == label]
@@ -286,7 +285,7 @@ def test_every_gated_solution_is_followed_by_a_visible_checker_that_passes_it(pa
         assert code, f"{label}: a gated solution holds the solution's code cells"
         assert all("solution" in cell.metadata.get("tags", []) for cell in code), f"{label}: tag code cells 'solution'"
         after = nb.cells[max(cells) + 2]  # the cell after solution-end
-        checker = kit.checker_called(after.source) if after.cell_type == "code" else None
+        checker = found_exercises.checker_called(after.source) if after.cell_type == "code" else None
         assert checker, f"{label}: the cell after solution-end must call its checker, check_…(your_function)"
         assert not HIDING_TAGS & set(after.metadata.get("tags", [])), f"{label}: the checker call must be visible"
         assert hasattr(module, checker), f"{label}: {checker} is not in transformerland.exercises.ch{path.name[:2]}"
@@ -298,6 +297,7 @@ def test_every_gated_solution_is_followed_by_a_visible_checker_that_passes_it(pa
 # --- the student edition ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_fixture_student_edition_has_the_exercises_and_none_of_the_solutions(tmp_path: Path):
     prints = leak_prints(MINIBOOK)
     assert set(prints) == {"ex-1-1", "ex-1-2", "ex-1-3", "ex-2-1", "ex-2-2"}
@@ -309,10 +309,11 @@ def test_the_fixture_student_edition_has_the_exercises_and_none_of_the_solutions
     student = site_text(tmp_path / "student" / "html")
     leaks = {label: [p for p in pieces if p in student] for label, pieces in prints.items()}
     assert not any(leaks.values()), f"solutions in the student edition: {leaks}"
-    for shown_to_students in ["The last seat", "Your turn: Exercise 2.1", kit.STUB_MARK, "check_ticket_label("]:
+    for shown_to_students in ["The last seat", "Your turn: Exercise 2.1", stubs.STUB_MARK, "check_ticket_label("]:
         assert squeeze(shown_to_students) in student
 
 
+@pytest.mark.slow
 def test_the_student_edition_of_the_book_builds_without_any_solution(tmp_path: Path):
     prints = leak_prints(ROOT)
     tool("tools.student_edition", "--out", str(tmp_path))
@@ -329,16 +330,19 @@ def test_the_student_edition_of_the_book_builds_without_any_solution(tmp_path: P
 
 def handout_problems(path: Path, prints: dict[str, list[str]]) -> list[str]:
     """What is wrong with a handout: outputs left in it, solution directives, any piece of a solution."""
-    nb = kit.read(path)
+    nb = book.read(path)
     text = squeeze("\n".join(cell.source for cell in nb.cells))
     problems = [f"cell {i} keeps its outputs" for i, cell in enumerate(nb.cells) if cell.get("outputs")]
     problems += [f"a solution directive in cell {i}" for i, cell in enumerate(nb.cells) if "{solution" in cell.source]
     return problems + [f"{label}: {p!r}" for label, pieces in prints.items() for p in pieces if p in text]
 
 
-def run_handout(path: Path) -> tuple[list[str], dict[str, str]]:
-    """Execute a handout as a student would first run it: its errors, and each exercise's verdict message."""
-    nb = kit.read(path)
+def run_handout(path: Path, nb: nbformat.NotebookNode | None = None) -> tuple[list[str], dict[str, str]]:
+    """Execute a handout as a student would first run it: its errors, and each exercise's verdict message.
+
+    ``nb``: the cells to run, when not the whole handout at ``path``.
+    """
+    nb = book.read(path) if nb is None else nb
     assert not grade_submissions.run(nb, timeout=600), f"{path.name}: the kernel died"  # generous: a busy CI
     errors = [
         f"cell {i}: {output['ename']}: {output['evalue']}"
@@ -350,6 +354,7 @@ def run_handout(path: Path) -> tuple[list[str], dict[str, str]]:
     return errors, {label: f"{verdict} · {message}" for label, (verdict, message, _) in found.items()}
 
 
+@pytest.mark.slow
 def test_the_fixture_handouts_hold_no_solution_and_run_to_not_yet(tmp_path: Path):
     written = handouts.write(MINIBOOK, tmp_path)
     assert [p.name for p in written] == ["01_counting.ipynb", "02_tickets.ipynb"]
@@ -359,7 +364,7 @@ def test_the_fixture_handouts_hold_no_solution_and_run_to_not_yet(tmp_path: Path
     prints = leak_prints(MINIBOOK)
     for path in written:
         assert not handout_problems(path, prints)
-        nb = kit.read(path)
+        nb = book.read(path)
         assert list(nb.metadata["transformerland"]["checkers"]) == expected[path.name]
         assert any(cell.source.startswith("### Exercise 1.2: A shuffled queue (ex-1-2)") for cell in nb.cells) == (
             path.name == "01_counting.ipynb"
@@ -377,23 +382,89 @@ def test_the_real_handouts_hold_no_solution(tmp_path: Path):
         assert not problems, f"{path.name}: {problems}"
         # the search is not blind: in the chapter itself it finds every one of its solutions
         found = {problem.split(":")[0] for problem in handout_problems(path, prints)}
-        mine = {label for label in prints if label.startswith(f"ex-{kit.chapter_number(path)}-")}
+        mine = {label for label in prints if label.startswith(f"ex-{book.chapter_number(path)}-")}
         assert mine <= found, f"{path.name}: the search misses {sorted(mine - found)}"
 
 
+def up_to_first_checker(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The handout's cells up to the one that calls the checker of its first coding exercise."""
+    first = next(iter(nb.metadata["transformerland"]["checkers"].values()))
+    calls = [i for i, cell in enumerate(nb.cells) if found_exercises.checker_called(cell.source) == first]
+    assert calls, f"no cell of the handout calls {first}"
+    return nbformat.from_dict({**nb, "cells": nb.cells[: calls[0] + 1]})
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
-def test_each_real_handout_runs_top_to_bottom_and_its_checkers_say_not_yet(path: Path, tmp_path: Path):
+def test_each_real_handout_runs_to_its_first_exercise_and_its_checker_says_not_yet(path: Path, tmp_path: Path):
+    """The handout runs from the top through its first stub to the checker after it, which says NOT YET.
+
+    The chapter itself runs to the end (tests/site/test_site_colab.py), and no cell after a solution uses
+    what the solution defines (the test below), so the rest of the handout runs as far as this part does.
+    """
     handout = tmp_path / path.name
-    nbformat.write(kit.student_notebook(kit.read(path), handout=True), handout)
-    errors, verdicts = run_handout(handout)
+    nbformat.write(stubs.student_notebook(book.read(path), handout=True), handout)
+    part = up_to_first_checker(book.read(handout))
+    errors, verdicts = run_handout(handout, part)
     assert not errors, f"the handout stops: {errors}"
-    labels = list(kit.read(handout).metadata["transformerland"]["checkers"])
-    assert list(verdicts) == labels and all(v.startswith("NOT YET") for v in verdicts.values()), verdicts
+    first = next(iter(part.metadata["transformerland"]["checkers"]))
+    assert list(verdicts) == [first] and verdicts[first].startswith("NOT YET"), verdicts
+
+
+def bound_names(source: str) -> set[str]:
+    """The names a cell's code binds at its top level: functions, classes, assignments, imports."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # IPython magics: a cell that binds nothing we track
+        return set()
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        else:
+            targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+            names |= {n.id for t in targets if t is not None for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def used_names(source: str) -> set[str]:
+    """The names a cell's code reads."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_nothing_after_a_solution_uses_what_only_the_solution_defines(path: Path):
+    """In a handout a solution is a stub, so no later cell but its checker call may use what the solution binds.
+
+    What the stub keeps (its functions, which raise, and its imports) and what an earlier cell already bound
+    are not the solution's own; a name bound again by a later cell is that cell's from then on.
+    """
+    nb = book.read(path)
+    problems = []
+    for gate in found_exercises.gates(nb):
+        before = set().union(*(bound_names(c.source) for c in nb.cells[: gate.start] if c.cell_type == "code"))
+        solution = "\n\n".join(nb.cells[i].source for i in gate.inside if nb.cells[i].cell_type == "code")
+        only_solution = bound_names(solution) - bound_names(stubs.stub(solution, gate.label)) - before
+        for index in range(gate.end + 2, len(nb.cells)):
+            cell = nb.cells[index]
+            if cell.cell_type != "code" or index in gate.inside:
+                continue
+            if clash := used_names(cell.source) & only_solution:
+                problems.append(f"cell {index} uses {sorted(clash)} from the solution of {gate.label}")
+            only_solution -= bound_names(cell.source)
+    assert not problems, f"{path.name}: a handout would stop here: {problems}"
 
 
 # --- the bulk grader -------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_grader_tabulates_a_right_and_a_wrong_submission(tmp_path: Path):
     grades = tmp_path / "grades.csv"
     out = tool("tools.grade_submissions", str(FIXTURES / "submissions"), "--out", str(grades), "--jobs", "2")
@@ -408,8 +479,9 @@ def test_the_grader_tabulates_a_right_and_a_wrong_submission(tmp_path: Path):
     assert "alice: 2 of 2 passed" in out.stdout and "bob: 0 of 2 passed" in out.stdout
 
 
+@pytest.mark.slow
 def test_the_grader_says_why_a_verdict_is_missing(tmp_path: Path):
-    nb = kit.read(FIXTURES / "submissions" / "alice.ipynb")
+    nb = book.read(FIXTURES / "submissions" / "alice.ipynb")
     for cell in nb.cells:
         if cell.source.startswith("def last_seat("):
             cell.source = cell.source.split("\n")[0] + "\n    while True:\n        pass"
@@ -427,7 +499,7 @@ def test_the_grader_says_why_a_verdict_is_missing(tmp_path: Path):
 
 
 def test_saved_chapters_keep_a_progress_bars_last_state_only():
-    from tools.carriage_returns import resolve_carriage_returns
+    from sphinx_ext.carriage_returns import resolve_carriage_returns
     from tools.execute_chapters import tidy_outputs
 
     assert resolve_carriage_returns("run:  0%\rrun: 50%\rrun: 100%\ndone\n") == "run: 100%\ndone\n"

@@ -2,8 +2,8 @@
 
 For each chapter (in the order of ``_toc.yml``): every exercise's number (a ``{ref}`` link to its label, so
 the site shows "Exercise 2.1"), title, difficulty, what it suits and its objective, then the chapter's
-checkers; at the end, the exercises grouped by use. ``make book`` runs it first; a test holds the committed
-page to a fresh run.
+checkers; at the end, the exercises grouped by use. ``make book`` runs it first (through
+``python -m tools.tables``); a test holds the committed page to a fresh run.
 
     python -m tools.exercise_list [--root .]
 """
@@ -14,7 +14,8 @@ import argparse
 import os
 from pathlib import Path
 
-from .chapters import ROOT, Exercise, chapter_number, chapters, exercises, read, title
+from tools.book import ROOT, chapter_number, chapters, read, title
+from tools.exercises import Exercise, exercises
 
 #: Where the page goes, relative to the root.
 PAGE = Path("book/exercise_list.md")

@@ -25,17 +25,16 @@ from __future__ import annotations
 import argparse
 import csv
 import re
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from transformerland.exercises import VERDICT_PATTERN
 
-from .chapters import checker_called
+from tools.exercises import checker_called
+from tools.run_notebook import run_in_empty_folder
 
 COLUMNS = ["student", "notebook", "exercise", "verdict", "message", "hint"]
 #: The hint line a checker prints under a NOT YET verdict.
@@ -83,19 +82,10 @@ def why_no_verdict(nb: nbformat.NotebookNode, checker: str | None, timeout: int)
 
 def run(nb: nbformat.NotebookNode, timeout: int) -> str:
     """Execute ``nb`` in place, in an empty temporary folder; return why it stopped early, or ``""``."""
-    with tempfile.TemporaryDirectory(prefix="grade-") as work:
-        client = NotebookClient(
-            nb,
-            timeout=timeout,
-            kernel_name="python3",
-            allow_errors=True,
-            interrupt_on_timeout=True,
-            resources={"metadata": {"path": work}},
-        )
-        try:
-            client.execute()
-        except DeadKernelError:
-            return "the kernel died (out of memory, or the code ended the process)"
+    try:
+        run_in_empty_folder(nb, timeout, allow_errors=True, interrupt_on_timeout=True, kernel_name="python3")
+    except DeadKernelError:
+        return "the kernel died (out of memory, or the code ended the process)"
     return ""
 
 

@@ -1,6 +1,6 @@
 """Write the handout notebooks, ``student/notebooks/*.ipynb``, and the same in ``student/handouts.zip``.
 
-Each chapter notebook without its solutions (:func:`tools.chapters.student_notebook`): every gated code
+Each chapter notebook without its solutions (:func:`tools.stubs.student_notebook`): every gated code
 solution is a stub that keeps its functions' signatures and docstrings, holds ``# YOUR CODE HERE`` and raises
 ``NotImplementedError``; text solutions are cut out; exercises are plain markdown (Jupyter and Colab do not
 render MyST directives); every output is cleared. Each handout runs top to bottom as it is: its checkers
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import nbformat
 
-from .chapters import ROOT, chapters, read, student_notebook
+from tools.book import ROOT, chapters, read
+from tools.stubs import student_notebook
 
 
 def write(root: Path, out: Path) -> list[Path]:

@@ -1,12 +1,12 @@
 """Build the student edition of the site, with every solution left out, into ``_build/student/html``.
 
 The book's sources are copied into a temporary folder. There each chapter notebook becomes its student
-version (:func:`tools.chapters.student_notebook`: gated code solutions become stubs, text solutions are cut
+version (:func:`tools.stubs.student_notebook`: gated code solutions become stubs, text solutions are cut
 out, checker outputs are cleared), and the configuration is changed in three ways:
 
 * sphinx-exercise's ``hide_solutions: True``, which drops any ``solution`` directive still left in a page;
 * notebook execution off: the site shows the committed outputs, so the build takes a minute or two instead
-  of running every chapter again (``make book`` already proved that they run);
+  of running every chapter again (``make book`` and ``make test`` prove that they run);
 * no launch buttons: they would open the repository's notebooks, solutions included. Students download a
   chapter's notebook (stubs included) from the page, or get the handouts (``python -m tools.handouts``).
 
@@ -22,27 +22,15 @@ import argparse
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import yaml
 
-from .chapters import ROOT, chapters, read, student_notebook
+from tools.book import ROOT, chapters, pages, read
+from tools.stubs import student_notebook
 
 IGNORED = shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__")
-
-
-def _toc_files(node: object) -> Iterator[str]:
-    """Every ``file`` entry of a table of contents, however deeply nested."""
-    if isinstance(node, dict):
-        if "file" in node:
-            yield node["file"]
-        for value in node.values():
-            yield from _toc_files(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _toc_files(item)
 
 
 def copy_sources(root: Path, into: Path) -> dict:
@@ -51,13 +39,12 @@ def copy_sources(root: Path, into: Path) -> dict:
     Returns the configuration, read from ``root/_config.yml``.
     """
     config = yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8"))
-    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
     shutil.copy(root / "_toc.yml", into / "_toc.yml")
     for bib in config.get("bibtex_bibfiles", []):
         shutil.copy(root / bib, into / bib)
     for folder in config.get("sphinx", {}).get("local_extensions", {}).values():
         shutil.copytree(root / folder, into / folder, ignore=IGNORED, dirs_exist_ok=True)
-    for top in sorted({Path(file).parts[0] for file in [toc["root"], *_toc_files(toc)]}):
+    for top in sorted({Path(file).parts[0] for file in pages(root)}):
         if (root / top).is_dir():
             shutil.copytree(root / top, into / top, ignore=IGNORED, dirs_exist_ok=True)
         else:

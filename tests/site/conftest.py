@@ -1,15 +1,22 @@
-"""Fixtures of the site tests: the book built once, served on localhost, and a Colab-like runtime.
+"""Fixtures of the site tests: the Colab-like runtime, the book built once, served on localhost.
 
-The build is the README's (``jupyter-book build -W -n --keep-going .`` from the repository root
-into ``_build/html``, every notebook executed), from a clean ``_build`` as on a fresh clone. Its
-log and the screenshots of every page go to ``test-artifacts/`` (gitignored). When the session
-also runs the Colab tests, their runtime is installed in the background while the book builds.
+The chapters run first, each once, in the Colab-like runtime (``test_site_colab.py``; ``make
+test-chapters``), and their outputs go into the build's jupyter-cache. The build is then the README's
+(``jupyter-book build -W -n --keep-going .`` from the repository root into ``_build/html``), from a
+clean ``_build/html`` with the cache kept, so that it renders those outputs instead of executing the
+chapters again. Its log, its seconds and the screenshots of every page go to ``test-artifacts/``
+(gitignored).
+
+Every test that needs the site is marked ``slow`` and put in one xdist group ("site"), so that under
+``pytest -n 2 --dist loadgroup`` the book is built once, on one worker, while the other runs the rest.
+In a session without xdist, the chapter runs are moved before everything else.
 """
 
 from __future__ import annotations
 
 import functools
 import http.server
+import json
 import os
 import re
 import shutil
@@ -20,17 +27,33 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from site_helpers import ARTIFACTS, BUILD_COMMAND, BUILD_DIR, HTML_DIR, ROOT, Build, ColabRuntime
+from jupyter_cache import get_cache
+from site_helpers import ARTIFACTS, BUILD_COMMAND, BUILD_OUTPUTS, HTML_DIR, NOTEBOOKS, ROOT, Build
+
+from tools.book import read
+from tools.colab_runtime import ColabRuntime, runtime
+from tools.execute_chapters import cache_folder
 
 BUILD_TIMEOUT_S = 1800
-#: Whether this session runs the Colab tests; lines for the end-of-run report.
-COLAB_SELECTED = pytest.StashKey[bool]()
+#: Where the build's numbers go, for the end-of-run report and the suite benchmark.
+BUILD_RECORD = ARTIFACTS / "build.json"
 REPORT = pytest.StashKey[list[str]]()
+#: The fixtures whose tests go to the "site" group.
+SITE_FIXTURES = {"site_build", "site", "site_url"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Note whether the Colab tests will run, so their runtime can be installed while the book builds."""
-    config.stash[COLAB_SELECTED] = any(item.path.name == "test_site_colab.py" for item in items)
+    """Mark the tests that build or run something slow; group the site's; run the chapters first."""
+    here = Path(__file__).parent
+    for item in items:
+        if not item.path.is_relative_to(here):
+            continue
+        if SITE_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.slow)
+            item.add_marker(pytest.mark.xdist_group("site"))
+        elif "colab_runtime" in item.fixturenames:
+            item.add_marker(pytest.mark.slow)
+    items.sort(key=lambda item: "colab_runtime" not in getattr(item, "fixturenames", ()))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
@@ -41,24 +64,40 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: p
 
 @pytest.fixture(scope="session")
 def report(pytestconfig: pytest.Config) -> list[str]:
-    """Lines for the end-of-run report."""
+    """Lines for the end-of-run report (of this process: with xdist, see test-artifacts/build.json)."""
     return pytestconfig.stash.setdefault(REPORT, [])
 
 
 @pytest.fixture(scope="session")
-def colab_runtime(tmp_path_factory: pytest.TempPathFactory) -> ColabRuntime:
-    """The Colab-like runtime, being installed (``.ready()`` waits for it)."""
-    runtime = ColabRuntime(tmp_path_factory.mktemp("colab"))
-    runtime.start()
-    return runtime
+def colab_runtime() -> ColabRuntime:
+    """The Colab-like runtime of this checkout: made once (or waited for, or found made)."""
+    try:
+        return runtime(ROOT)
+    except Exception as error:  # reported in the test that needs the runtime
+        pytest.fail(f"could not make the Colab-like runtime: {error}")
+
+
+def cached_chapters() -> tuple[str, ...]:
+    """The chapters whose outputs the build's jupyter-cache holds for their current code."""
+    if not cache_folder(ROOT).is_dir():
+        return ()
+    cache = get_cache(str(cache_folder(ROOT)))
+    found = []
+    for path in NOTEBOOKS:
+        try:
+            cache.match_cache_notebook(read(path))
+        except KeyError:
+            continue
+        found.append(path.name)
+    return tuple(found)
 
 
 @pytest.fixture(scope="session")
-def site_build(request: pytest.FixtureRequest, report: list[str]) -> Build:
-    """Build the whole book once per session, as ``make book`` does, from a clean ``_build``."""
-    if request.config.stash.get(COLAB_SELECTED, False):
-        request.getfixturevalue("colab_runtime")  # starts installing, in the background
-    shutil.rmtree(BUILD_DIR, ignore_errors=True)
+def site_build(report: list[str]) -> Build:
+    """Build the whole book once per session, as ``make book`` does, from a clean ``_build/html``."""
+    for folder in BUILD_OUTPUTS:
+        shutil.rmtree(folder, ignore_errors=True)
+    cached = cached_chapters()
     start = time.monotonic()
     done = subprocess.run(
         BUILD_COMMAND,
@@ -69,9 +108,10 @@ def site_build(request: pytest.FixtureRequest, report: list[str]) -> Build:
         timeout=BUILD_TIMEOUT_S,
         env={**os.environ, "NO_COLOR": "1"},
     )
-    build = Build(done.returncode, re.sub(r"\x1b\[[0-9;]*m", "", done.stdout), time.monotonic() - start)
+    build = Build(done.returncode, re.sub(r"\x1b\[[0-9;]*m", "", done.stdout), time.monotonic() - start, cached)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "build.log").write_text(build.log)
+    BUILD_RECORD.write_text(json.dumps({"returncode": build.returncode, "seconds": round(build.seconds, 1)}))
     report.append(f"site: built in {build.seconds:.0f} s, log in test-artifacts/build.log")
     return build
 

@@ -16,7 +16,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from site_helpers import ARTIFACTS, PAGES
 
-from tools.accessibility import fix_html
+from sphinx_ext.accessibility import fix_html
 
 BLOCKING = {"serious", "critical"}
 REPORTS = ARTIFACTS / "axe"

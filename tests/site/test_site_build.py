@@ -8,10 +8,11 @@ pages, for warnings the chapters' code printed while it ran.
 from __future__ import annotations
 
 import html
+import os
 import re
 from pathlib import Path
 
-from site_helpers import BUILD_COMMAND, PAGES, Build
+from site_helpers import BUILD_COMMAND, NOTEBOOKS, PAGES, Build
 
 #: A line of the log that reports a problem.
 PROBLEM = re.compile(r"\b(WARNING|ERROR|CRITICAL|SEVERE)\b|Traceback \(most recent call last\)|Execution Failed")
@@ -41,6 +42,24 @@ def test_the_book_builds(site_build: Build):
 def test_the_build_log_has_no_warning_or_error(site_build: Build):
     found = problems(site_build.log)
     assert not found, f"{len(found)} problem line(s) in the build log, the first ones:\n" + "\n".join(found[:20])
+
+
+#: MyST-NB's line for a chapter that the build executed rather than took from the cache.
+EXECUTED = re.compile(r"^(?P<path>\S+\.ipynb): Executing notebook", re.MULTILINE)
+
+
+def test_the_build_executed_no_chapter_that_had_just_run(site_build: Build):
+    """Each chapter is executed once a run (test_site_colab.py); the build shows those outputs.
+
+    ``make test`` sets CHAPTERS_RAN after the chapters' stage: then every chapter must have been in the cache.
+    """
+    executed = {Path(match["path"]).name for match in EXECUTED.finditer(site_build.log)}
+    again = sorted(executed & set(site_build.cached))
+    assert not again, f"the build executed chapters whose outputs it had in its cache: {again}"
+    if os.environ.get("CHAPTERS_RAN"):
+        missing = sorted({path.name for path in NOTEBOOKS} - set(site_build.cached))
+        assert not missing, f"chapters the chapters' stage should have left in the build's cache: {missing}"
+        assert not executed, f"the build executed chapters again: {sorted(executed)}"
 
 
 def test_every_page_was_built(site_build: Build, site):

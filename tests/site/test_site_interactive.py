@@ -2,7 +2,7 @@
 
 Every chapter page with an interactive figure is opened in Debian's Chromium with nothing outside
 the site reachable (MathJax aside, answered from its local copy). Each figure must be drawn, by
-Vega served from the site's own ``_static/vega/`` (``tools/vendor_js.py``), and carry its alt text.
+Vega served from the site's own ``_static/vega/`` (``sphinx_ext/vendor_js.py``), and carry its alt text.
 Then every control is operated *from the keyboard*, as a reader who cannot use a mouse would
 (Tab focus, then an arrow key or Space), and the drawing must change, with no console error.
 """

@@ -3,7 +3,7 @@
 The chapters draw their interactive figures with Vega-Altair, whose HTML output loads Vega,
 Vega-Lite and vega-embed from a CDN unless they are already on the page. This module is both
 
-* a command, ``python -m tools.vendor_js`` (``make vendor``): fetch the three packages, at the
+* a command, ``python -m sphinx_ext.vendor_js`` (``make vendor``): fetch the three packages, at the
   versions pinned in :data:`PACKAGES`, from the npm registry with ``npm pack`` into a cache folder
   (``$VEGA_DIR``, by default under ``~/.cache/apple-in-transformerland/``), once; and
 * a Sphinx extension (``local_extensions`` in ``_config.yml``): it copies those files into the
@@ -91,7 +91,7 @@ def check_versions(altair_versions: dict[str, str]) -> None:
         pinned = PACKAGES[name][0]
         if pinned != wanted and not pinned.startswith(f"{wanted}."):
             raise RuntimeError(
-                f"tools/vendor_js.py pins {name}@{pinned}, but the installed Altair asks for {name}@{wanted}: "
+                f"sphinx_ext/vendor_js.py pins {name}@{pinned}, but the installed Altair asks for {name}@{wanted}: "
                 "update PACKAGES there to a matching version."
             )
 
@@ -107,7 +107,7 @@ def ready_script(versions: dict[str, str]) -> str:
     """JavaScript that tells Altair's loader that these libraries are on the page already."""
     flags = {f"{name.replace('-', '', 1)}_version": version for name, version in versions.items()}
     return (
-        "// Vega, Vega-Lite and vega-embed are served by this site (tools/vendor_js.py): Altair's\n"
+        "// Vega, Vega-Lite and vega-embed are served by this site (sphinx_ext/vendor_js.py): Altair's\n"
         "// figures find them here instead of fetching them from a CDN.\n"
         f"window.VEGA_DEBUG = Object.assign(window.VEGA_DEBUG || {{}}, {json.dumps(flags)});\n"
     )

@@ -1,0 +1,135 @@
+"""A Colab-like runtime: a fresh virtual environment with only what a Colab runtime brings, plus the library.
+
+The chapters run there in the tests (``tests/site/test_site_colab.py``), as a student runs them in Colab.
+The library is installed non-editable from a copy of the checkout (``pip install <repo>``), as the set-up
+cell's ``pip install git+<repository>`` would install it; that address cannot be reached here. With the
+library present, the set-up cell skips its install.
+
+Installing takes a minute or two, so the runtime is made once per state of what goes into it (the pins, the
+library, the chapters' set-up cells) under ``_build/colab-runtime/<fingerprint>``, behind a file lock: the
+test workers that need it wait for whichever process makes it. ``make test`` starts making it in the
+background before the fast tests, so that it is ready when the chapters run::
+
+    python -m tools.colab_runtime        # make (or find) the runtime; print its folder
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from filelock import FileLock
+
+from tools.book import ROOT, chapters, read
+
+#: What a Colab runtime brings that the chapters may use. Colab preinstalls all of these and
+#: requirements.txt pins them, so the runtime gets the tested versions: torch (the CPU wheel pip
+#: finds locally, standing in for Colab's build), numpy, matplotlib, tqdm, ipykernel (Colab's
+#: kernel; it brings matplotlib-inline), and transformers, tokenizers and safetensors for the
+#: real-model chapters, and accelerate. Colab has many more (pandas, scipy, ...): a chapter that needs one would need
+#: it in requirements.txt as well, and then it belongs here. Not here on purpose: the library itself
+#: (installed from the checkout, as the set-up cell would install it from the repository), and the
+#: model-weights packages, which Colab lacks: a chapter's set-up cell installs them, the very line a
+#: student runs.
+COLAB_PACKAGES = [
+    *("torch", "numpy", "matplotlib", "tqdm", "ipykernel"),
+    *("transformers", "tokenizers", "safetensors", "accelerate"),
+    "altair",  # the interactive figures (transformerland.interactive); Colab has it preinstalled
+]
+COLAB_KERNEL = "colab-runtime"
+#: Where the runtimes are made.
+RUNTIMES = ROOT / "_build" / "colab-runtime"
+#: What ``pip install <repo>`` does not need from the checkout: build outputs, caches, git.
+_NOT_FOR_INSTALL = shutil.ignore_patterns(
+    ".git", "_build", "test-artifacts", "student", ".venv", "__pycache__", "*.egg-info", ".*_cache", ".hypothesis"
+)
+
+
+def requirement_pins(root: Path = ROOT) -> dict[str, str]:
+    """``requirements.txt`` as ``{name: "name==version"}``."""
+    pins = {}
+    for line in (root / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if "==" in line:
+            pins[line.split("==")[0].strip().lower()] = line
+    return pins
+
+
+def fingerprint(root: Path = ROOT) -> str:
+    """A hash of what goes into the runtime: this recipe, the pins, the packaging, the library, the set-up cells."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    files = [root / "requirements.txt", root / "pyproject.toml", *sorted((root / "lib").rglob("*.py"))]
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    for path in chapters(root):
+        setup = [c.source for c in read(path).cells if "setup" in c.metadata.get("tags", [])]
+        digest.update("\0".join(setup).encode())
+    return digest.hexdigest()[:16]
+
+
+class ColabRuntime:
+    """The runtime in ``where``: ``venv/`` (its Python), ``kernels/`` (its kernelspec), ``ready`` when made."""
+
+    def __init__(self, where: Path) -> None:
+        self.where = where
+        self.venv = where / "venv"
+        self.python = self.venv / "bin" / "python"
+        self.kernels = where / "kernels"
+
+    def environment(self) -> dict[str, str]:
+        """The kernel's environment: ours, with the venv first on PATH and no path into our packages."""
+        env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "PYTHONHOME", "JUPYTER_PATH"}}
+        env["VIRTUAL_ENV"] = str(self.venv)
+        env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+        return env
+
+    def make(self, root: Path = ROOT) -> None:
+        """Install the runtime into ``where`` (which is emptied first)."""
+        shutil.rmtree(self.where, ignore_errors=True)
+        self.where.mkdir(parents=True)
+        _run(sys.executable, "-m", "venv", self.venv)
+        pip = [self.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
+        pins = requirement_pins(root)
+        _run(*pip, *(pins.get(name, name) for name in COLAB_PACKAGES))
+        checkout = self.where / "checkout"
+        shutil.copytree(root, checkout, ignore=_NOT_FOR_INSTALL)
+        _run(*pip, checkout)
+        spec = self.kernels / COLAB_KERNEL / "kernel.json"
+        spec.parent.mkdir(parents=True)
+        argv = [str(self.python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        spec.write_text(json.dumps({"argv": argv, "display_name": "Colab-like", "language": "python"}))
+        (self.where / "ready").write_text("made by tools.colab_runtime\n")
+
+
+def runtime(root: Path = ROOT, runtimes: Path = RUNTIMES) -> ColabRuntime:
+    """The runtime for the checkout at ``root``: made now, or waited for, or found made; older ones removed."""
+    runtimes.mkdir(parents=True, exist_ok=True)
+    found = ColabRuntime(runtimes / fingerprint(root))
+    with FileLock(runtimes / "lock"):
+        if not (found.where / "ready").exists():
+            for old in runtimes.iterdir():
+                if old.is_dir():
+                    shutil.rmtree(old, ignore_errors=True)
+            found.make(root)
+    return found
+
+
+def _run(*command: str | Path) -> None:
+    done = subprocess.run([str(c) for c in command], capture_output=True, text=True, timeout=1800)
+    if done.returncode:
+        raise RuntimeError(f"`{' '.join(map(str, command))}` failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
+
+
+def main() -> None:
+    argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter).parse_args()
+    print(runtime().where)
+
+
+if __name__ == "__main__":
+    main()
