@@ -1,6 +1,8 @@
 """transformerland.exercises.checking: the verdict machinery every checker shares."""
 
 import operator
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -114,3 +116,9 @@ def test_run_reports_a_crash_with_the_checkers_own_hint_when_it_has_one():
     assert "look at line" in checker(crash).hint
     assert checker(crash, explain=lambda error: "slice the table").hint == "slice the table"
     assert "look at line" in checker(crash, explain=lambda error: None).hint
+
+
+def test_importing_the_toolkit_does_not_import_torch():
+    # The grader runs submissions under a short per-cell timeout: the cell that imports Check must stay quick.
+    code = "import sys, transformerland.exercises.checking; print('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"

@@ -13,6 +13,7 @@ from torch import nn
 
 from ._validation import require_choice, require_positive_float, require_positive_int, require_tensor
 from .encodings.alibi import alibi_bias
+from .encodings.rope_scaling import rope_frequencies
 from .encodings.rotary import apply_rotary
 
 __all__ = [
@@ -152,6 +153,8 @@ class SelfAttention(nn.Module):
         self.out = nn.Linear(d_model, d_model)
         # The causal mask, kept between calls and grown when a longer input arrives; not saved with the weights.
         self.register_buffer("mask", torch.ones(0, 0, dtype=torch.bool), persistent=False)
+        # RoPE scaling recipe (a rope_parameters dict, None = plain RoPE), set by encodings.set_rope_scaling.
+        self.rope_scaling: dict | None = None
 
     def forward(
         self, x: torch.Tensor, return_weights: bool = False
@@ -180,7 +183,10 @@ class SelfAttention(nn.Module):
         """RoPE's one step: turn queries and keys ``(B, H, T, d)`` by their positions; unchanged otherwise."""
         if self.position != "rope":
             return q, k
-        return apply_rotary(q, base=self.rope_base), apply_rotary(k, base=self.rope_base)
+        inv_freq, gain = rope_frequencies(q.shape[-1], self.rope_base, self.rope_scaling, seq_len=q.shape[-2])  # (d/2,)
+        return apply_rotary(q, inv_freq=inv_freq, attention_factor=gain), apply_rotary(
+            k, inv_freq=inv_freq, attention_factor=gain
+        )
 
     def _causal_mask(self, length: int) -> torch.Tensor:
         """The ``(T, T)`` causal mask, cut from the kept one (rebuilt only for a longer input)."""

@@ -23,13 +23,36 @@ __all__ = [
 ]
 
 
-def rotary_angles(positions: torch.Tensor, dim: int, base: float = 10000.0) -> torch.Tensor:
-    """Angles ``positions[:, None] * θ``, shape ``(T, dim/2)``, float64."""
-    return positions.to(torch.float64)[:, None] * sinusoid_frequencies(dim, base)[None, :].to(positions.device)
+def rotary_angles(
+    positions: torch.Tensor, dim: int, base: float = 10000.0, inv_freq: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Angles ``positions[:, None] * θ``, shape ``(T, dim/2)``, float64.
+
+    ``inv_freq``: optional ``(dim/2,)`` frequencies ``θ`` to use instead of ``base^(-2i/dim)``
+    (a scaled set from :func:`~transformerland.encodings.rope_frequencies`).
+    """
+    theta = sinusoid_frequencies(dim, base) if inv_freq is None else _checked_inv_freq(inv_freq, dim)
+    return positions.to(torch.float64)[:, None] * theta[None, :].to(positions.device)
 
 
-def _cos_sin(x: torch.Tensor, positions: torch.Tensor | None, base: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Validate ``x`` ``(..., T, d)`` and ``positions`` ``(T,)``; return cos and sin of the angles, ``(T, d/2)``."""
+def _checked_inv_freq(inv_freq: torch.Tensor, dim: int) -> torch.Tensor:
+    require_tensor(inv_freq, "inv_freq", ndim=1)
+    if inv_freq.shape[0] != dim // 2:
+        raise ValueError(f"inv_freq must have one frequency per pair, {dim // 2}, got {inv_freq.shape[0]}.")
+    return inv_freq.to(torch.float64)
+
+
+def _cos_sin(
+    x: torch.Tensor,
+    positions: torch.Tensor | None,
+    base: float,
+    inv_freq: torch.Tensor | None = None,
+    attention_factor: float = 1.0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Validate ``x`` ``(..., T, d)`` and ``positions`` ``(T,)``; return cos and sin of the angles, ``(T, d/2)``.
+
+    Both are multiplied by ``attention_factor`` (YaRN's temperature; 1 otherwise).
+    """
     require_tensor(x, "x")
     if x.dim() < 2:
         raise ValueError(f"x must have at least 2 dimensions (..., tokens, features), got shape {tuple(x.shape)}.")
@@ -44,22 +67,32 @@ def _cos_sin(x: torch.Tensor, positions: torch.Tensor | None, base: float) -> tu
             raise ValueError(
                 f"positions must have shape ({length},), one position per row of x, got {tuple(positions.shape)}."
             )
-    angles = rotary_angles(positions, dim, base)
-    return angles.cos().to(x.dtype), angles.sin().to(x.dtype)
+    angles = rotary_angles(positions, dim, base, inv_freq)
+    gain = require_positive_float(attention_factor, "attention_factor")
+    return (gain * angles.cos()).to(x.dtype), (gain * angles.sin()).to(x.dtype)
 
 
-def apply_rotary(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
+def apply_rotary(
+    x: torch.Tensor,
+    positions: torch.Tensor | None = None,
+    base: float = 10000.0,
+    *,
+    inv_freq: torch.Tensor | None = None,
+    attention_factor: float = 1.0,
+) -> torch.Tensor:
     """Rotate adjacent pairs of the last dimension of ``x`` by position-dependent angles.
 
     Args:
         x: ``(..., T, d)`` with even ``d``: queries or keys.
         positions: ``(T,)`` positions of the rows; defaults to ``0 … T-1``.
         base: frequency base (10000 in RoFormer).
+        inv_freq: optional ``(d/2,)`` frequencies replacing ``base^(-2i/d)`` (a scaling recipe's).
+        attention_factor: multiplies the rotated vector (YaRN's temperature; 1 otherwise).
 
     Returns:
         The rotated tensor, same shape and dtype as ``x``.
     """
-    cos, sin = _cos_sin(x, positions, base)  # (T, d/2)
+    cos, sin = _cos_sin(x, positions, base, inv_freq, attention_factor)  # (T, d/2)
     even, odd = x[..., 0::2], x[..., 1::2]
     rotated = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1)
     return rotated.flatten(-2)
@@ -79,7 +112,14 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([-second, first], dim=-1)
 
 
-def apply_rotary_half(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
+def apply_rotary_half(
+    x: torch.Tensor,
+    positions: torch.Tensor | None = None,
+    base: float = 10000.0,
+    *,
+    inv_freq: torch.Tensor | None = None,
+    attention_factor: float = 1.0,
+) -> torch.Tensor:
     """RoPE in the "halves" layout: dimension ``i`` turns together with dimension ``i + d/2``.
 
     ``x · cos + rotate_half(x) · sin``, with each of the ``d/2`` angles used twice, as in
@@ -90,11 +130,12 @@ def apply_rotary_half(x: torch.Tensor, positions: torch.Tensor | None = None, ba
         x: ``(..., T, d)`` with even ``d``.
         positions: ``(T,)`` positions of the rows; defaults to ``0 … T-1``.
         base: frequency base.
+        inv_freq, attention_factor: as in :func:`apply_rotary`.
 
     Returns:
         The rotated tensor, same shape and dtype as ``x``.
     """
-    cos, sin = _cos_sin(x, positions, base)  # (T, d/2)
+    cos, sin = _cos_sin(x, positions, base, inv_freq, attention_factor)  # (T, d/2)
     return x * torch.cat([cos, cos], dim=-1) + rotate_half(x) * torch.cat([sin, sin], dim=-1)
 
 

@@ -32,9 +32,10 @@ import traceback
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, NamedTuple, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn, TypeVar
 
-import torch
+if TYPE_CHECKING:  # torch is imported where it is used, so that importing a checker stays quick
+    import torch
 
 __all__ = [
     "VERDICT_PATTERN",
@@ -109,6 +110,8 @@ def tensors_close(atol: float, rtol: float = 0.0) -> Callable[[torch.Tensor, tor
     """A closeness test for tensors: same shape, and ``|a - b| <= atol + rtol·|b|`` everywhere."""
 
     def close(a: torch.Tensor, b: torch.Tensor) -> bool:
+        import torch
+
         return a.shape == b.shape and torch.allclose(a, b, atol=atol, rtol=rtol)
 
     return close
@@ -121,6 +124,8 @@ def numbers_close(rel_tol: float) -> Callable[[float, float], bool]:
 
 def as_float64(value: Any) -> torch.Tensor:
     """A tensor, list or array as a float64 tensor on the CPU (raises if it holds no numbers)."""
+    import torch
+
     return torch.as_tensor(value).detach().cpu().to(torch.float64)
 
 
@@ -162,6 +167,8 @@ class Check:
 
     def tensor(self, value: object, hint: str, returned: str = "it") -> torch.Tensor:
         """Record one case: ``value`` is a tensor; ``returned`` names the call in the problem."""
+        import torch
+
         self.that(isinstance(value, torch.Tensor), f"{returned} returned a {type(value).__name__}, not a tensor", hint)
         assert isinstance(value, torch.Tensor)
         return value

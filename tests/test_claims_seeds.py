@@ -1,0 +1,124 @@
+"""Comparisons between trained models that the chapters state, checked over seeds 0, 1 and 2.
+
+The chapters train each model once, with seed 0, and assert what they print. A sentence that
+compares two trained models ("the learned model is ahead by less than 0.01", "ALiBi catches up
+with more steps") must hold on other seeds too; these tests retrain the chapters' models with
+the chapters' recipes on seeds 0-2. They take minutes on a CPU: ``pytest -m slow``.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+import torch
+from transformerland.model import POSITION_SCHEMES, TinyTransformer
+from transformerland.remedies import extend_table, fine_tune, interpolate_table, with_position_table
+from transformerland.tasks import MarkovTask, SortTask
+from transformerland.training import evaluate, train
+
+pytestmark = pytest.mark.slow
+SEEDS = (0, 1, 2)
+
+# Chapter 5: an order-2 Markov source, decoders trained at 32 tokens, tested at 32, 64, 128.
+MARKOV = MarkovTask(vocab_size=8, order=2, seed=0)
+MARKOV_SIZE = {"d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "max_len": 128}
+TRAIN_LENGTH = 32
+EVAL_LENGTHS = (32, 64, 128)
+
+
+@cache
+def markov_model(scheme: str, seed: int, steps: int = 240) -> TinyTransformer:
+    """Chapter 5's decoder and recipe (warm-up a fifth of the steps), trained at 32 tokens."""
+    model = TinyTransformer(MARKOV.vocab_size, position=scheme, seed=seed, **MARKOV_SIZE)
+    train(
+        model,
+        MARKOV,
+        steps=steps,
+        length=TRAIN_LENGTH,
+        batch_size=32,
+        lr=3e-3,
+        warmup=steps // 5,
+        seed=seed,
+        progress=False,
+    )
+    return model
+
+
+def markov_loss(model: torch.nn.Module, length: int) -> float:
+    return evaluate(model, MARKOV, length=length, batch_size=64, n_batches=2).loss
+
+
+@cache
+def markov_losses(scheme: str, seed: int, steps: int = 240) -> tuple[float, ...]:
+    """Losses at 32, 64 and 128 tokens."""
+    return tuple(markov_loss(markov_model(scheme, seed, steps), n) for n in EVAL_LENGTHS)
+
+
+@cache
+def entropy_rate() -> float:
+    probe = MARKOV.sample(256, length=4 * TRAIN_LENGTH, generator=torch.Generator().manual_seed(1234))
+    return MARKOV.entropy_rate(probe)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_train_short_test_long_shape(seed: int) -> None:
+    """ALiBi flat, learned and sinusoidal climbing, rotary between, none high but nearly flat."""
+    first, _, last = 0, 1, 2
+    losses = {scheme: markov_losses(scheme, seed) for scheme in POSITION_SCHEMES}
+    assert losses["alibi"][last] - losses["alibi"][first] < 0.1, losses["alibi"]
+    for scheme in ("learned", "sinusoidal"):
+        assert losses[scheme][last] - losses[scheme][first] > 0.5, (scheme, losses[scheme])
+    assert losses["rope"][1] < min(losses["learned"][1], losses["sinusoidal"][1]) - 0.15, losses
+    assert losses["none"][first] > max(losses[s][first] for s in POSITION_SCHEMES if s != "none") + 0.2, losses
+    assert losses["none"][last] - losses["none"][first] < 0.2, losses["none"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_sinusoidal_further_from_the_floor_than_learned(seed: int) -> None:
+    """At 32 tokens, after 240 steps, the sinusoidal model's excess loss is over twice the learned one's."""
+    floor = entropy_rate()
+    learned = markov_losses("learned", seed)[0] - floor
+    sinusoidal = markov_losses("sinusoidal", seed)[0] - floor
+    assert learned < 0.08 and sinusoidal > 2 * learned, (learned, sinusoidal)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_alibi_gap_is_a_budget_effect(seed: int) -> None:
+    """Behind at 240 steps; within 0.05 of rotary at 720 steps, and still flat to 128 tokens."""
+    short = {scheme: markov_losses(scheme, seed)[0] for scheme in ("alibi", "rope")}
+    assert short["alibi"] > short["rope"] + 0.05, short
+    alibi, rope = markov_losses("alibi", seed, steps=720), markov_losses("rope", seed, steps=720)
+    assert alibi[0] - rope[0] < 0.05, (alibi, rope)
+    assert alibi[2] - alibi[0] < 0.1, alibi
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch3_learned_and_sinusoidal_alike_in_distribution(seed: int) -> None:
+    """Chapter 3's sorting drill: both above 0.98 token accuracy, the learned one ahead by less than 0.01."""
+    task = SortTask(vocab_size=16)
+    accuracy = {}
+    for scheme in ("learned", "sinusoidal"):
+        model = TinyTransformer(16, max_len=24, position=scheme, causal=False, seed=seed)
+        train(model, task, steps=300, length=16, batch_size=64, lr=3e-3, seed=seed, progress=False)
+        accuracy[scheme] = evaluate(model, task, length=16).token_accuracy
+    assert min(accuracy.values()) > 0.98, accuracy
+    assert abs(accuracy["learned"] - accuracy["sinusoidal"]) < 0.01, accuracy
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_interpolated_start_fine_tunes_better_than_extended(seed: int) -> None:
+    """Chapter 5's remedies: after 60 steps at 128 tokens, the interpolated table beats the extended one."""
+    learned = markov_model("learned", seed)
+    rows = learned.positions.weight.detach()[:TRAIN_LENGTH]
+    tune = {"steps": 60, "length": 4 * TRAIN_LENGTH, "batch_size": 16, "lr": 3e-3, "seed": 1, "progress": False}
+    extended = with_position_table(learned, extend_table(rows, 4 * TRAIN_LENGTH, seed=0))
+    stretched = with_position_table(learned, interpolate_table(rows, 4 * TRAIN_LENGTH))
+    extended_long = markov_loss(fine_tune(extended, MARKOV, **tune)[0], 4 * TRAIN_LENGTH)
+    stretched_long = markov_loss(fine_tune(stretched, MARKOV, **tune)[0], 4 * TRAIN_LENGTH)
+    before = markov_losses("learned", seed)[2]
+    assert extended_long < before - 0.15 and stretched_long < extended_long - 0.15, (
+        before,
+        extended_long,
+        stretched_long,
+    )

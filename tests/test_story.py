@@ -1,0 +1,132 @@
+"""The chapters follow the story bible (story_bible.yml): places, pronouns, the ticket, the ways up.
+
+Only the prose of markdown cells is checked, one test per rule, so that a failure names the rule
+and the chapter.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+BIBLE = yaml.safe_load((ROOT / "story_bible.yml").read_text())
+CHAPTERS = {
+    floor: ROOT / "book" / f"{entry['chapter']}.ipynb" for floor, entry in BIBLE["floors"].items() if "chapter" in entry
+}
+QUOTED = re.compile(r"\"[^\"]*\"")
+
+
+def prose(floor: int) -> str:
+    """All markdown of a chapter, one string."""
+    notebook = nbformat.read(CHAPTERS[floor], as_version=4)
+    return "\n\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+
+
+def scenes(floor: int) -> list[str]:
+    """The story sections: the first section after the objectives, and the last before the references."""
+    sections = re.split(r"\n(?=## )|^(?=## )", prose(floor))
+    story = [s for s in sections if s.startswith("## ") and not s.startswith(("## References", "## Exercises"))]
+    return [story[0], story[-1] if not story[-1].startswith("## Summary") else story[-2]]
+
+
+def test_bible_lists_every_chapter() -> None:
+    assert sorted(CHAPTERS) == [1, 2, 3, 4, 5, 6]
+    assert all(path.exists() for path in CHAPTERS.values())
+
+
+@pytest.mark.parametrize("floor", range(1, 7))
+def test_each_chapter_opens_in_its_place(floor: int) -> None:
+    place = BIBLE["floors"][floor]["place"]
+    name = place.removeprefix("the ")
+    opening = scenes(floor)[0]
+    assert name.lower() in opening.lower(), f"chapter {floor}'s opening scene never names {place}"
+
+
+@pytest.mark.parametrize("floor", range(1, 7))
+def test_the_ticket_says_the_same_seat(floor: int) -> None:
+    seat = BIBLE["hero"]["ticket"]
+    text = prose(floor)
+    patterns = [
+        r"stamped \*\*(\d+)\*\*",
+        r"stamped (\d+)",
+        r"holds it up: seat (\d+)",
+        r"ticket, still set to seat (\d+)",
+    ]
+    for pattern in patterns:
+        for found in re.findall(pattern, text):
+            assert int(found) == seat, f"chapter {floor}: the ticket reads {found}, the bible says {seat}"
+
+
+def test_the_first_ticket_is_stamped() -> None:
+    assert re.search(rf"stamped \*\*{BIBLE['hero']['ticket']}\*\*", prose(1)), "chapter 1 must show the stamped ticket"
+
+
+@pytest.mark.parametrize("floor", range(1, 7))
+def test_apple_is_lowercase(floor: int) -> None:
+    assert '"Apple"' not in prose(floor) and "“Apple”" not in prose(floor)
+
+
+def she_characters() -> list[str]:
+    return [c["name"].removeprefix("the ") for c in BIBLE["cast"] if c.get("pronoun") == "she"]
+
+
+def it_characters() -> list[str]:
+    return ["apple", *[c["name"] for c in BIBLE["cast"] if c.get("pronoun") == "it"]]
+
+
+@pytest.mark.parametrize("floor", range(1, 7))
+def test_she_is_never_it(floor: int) -> None:
+    """A paragraph about a "she" character, and about no "it" character, has no sentence starting "It <verb>s"."""
+    for paragraph in prose(floor).split("\n\n"):
+        if not any(name in paragraph for name in she_characters()):
+            continue
+        if any(name in paragraph for name in it_characters()):
+            continue
+        narration = QUOTED.sub('""', paragraph)
+        wrong = re.search(r"(?:^|[.!?\"]\s+)It (?:\w+s)\b", narration)
+        assert wrong is None, f"chapter {floor}: {wrong.group(0)!r} in a paragraph about {she_characters()}"
+
+
+def test_cartographer_is_she() -> None:
+    text = prose(5)
+    assert re.search(r"\bShe\b|\bshe\b|\bher\b", text), "chapter 5 never calls the Cartographer she"
+    assert "last seat it has drawn" not in text
+
+
+def test_only_the_roof_above_the_edge() -> None:
+    """Chapters 1-6 never put "apple" in the Observatory: it lies behind the dome's door (chapter 7)."""
+    for floor in range(1, 7):
+        text = prose(floor)
+        assert not re.search(r"^#+ The Observatory", text, flags=re.M), f"chapter {floor} has an Observatory heading"
+        assert not re.search(r"\bin the Observatory\b", text), f"chapter {floor} says 'in the Observatory'"
+
+
+def test_the_ladder_and_the_hatch() -> None:
+    """Chapter 5 ends at a ladder and a hatch, and chapter 6 opens through them."""
+    closing_5, opening_6 = scenes(5)[1], scenes(6)[0]
+    for word in BIBLE["ways_up"]["floor_5_to_6"]:
+        assert word in closing_5, f"chapter 5's closing scene has no {word}"
+        assert word in opening_6, f"chapter 6's opening scene has no {word}"
+
+
+def test_last_words_are_said() -> None:
+    """What chapter 6 remembers of the Cartographer, chapter 5 has her say."""
+    remembered = re.search(r"The Cartographer's last words[^*]*\*([^*]+)\*", scenes(6)[0])
+    assert remembered, "chapter 6 no longer quotes the Cartographer"
+    closing = " ".join(re.sub(r"[^\w\s]", " ", scenes(5)[1]).split())
+    for sentence in re.split(r"[.!?]", remembered.group(1)):
+        words = " ".join(re.sub(r"[^\w\s]", " ", sentence).split())
+        assert words in closing, f"chapter 5 never has the Cartographer say {words!r}"
+
+
+def test_door_in_the_dome() -> None:
+    """Chapter 6 hands over to the Observatory through a door in the dome; the tower is left in chapter 8."""
+    closing = scenes(6)[1]
+    assert "door" in closing and "dome" in closing and "Observatory" in closing and "Lumen" in closing
+    for floor in range(1, 7):
+        assert "## Leaving the tower" not in prose(floor), f"chapter {floor} still leaves the tower"
