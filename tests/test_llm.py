@@ -67,16 +67,6 @@ def test_gguf_tensors_match_the_gguf_packages_reader(gguf_file):
             assert torch.equal(gguf_file.read(tensor.name), theirs.reshape(info.shape))
 
 
-def test_gguf_string_arrays_are_decoded_on_request(gguf_file):
-    tokens = gguf_file.strings("tokenizer.ggml.tokens")
-    merges = gguf_file.strings("tokenizer.ggml.merges")
-    assert (len(tokens), len(merges)) == (49152, gguf_file.metadata["tokenizer.ggml.merges"])
-    assert tokens[:3] == ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
-    assert all(merge.count(" ") == 1 for merge in merges[:1000]), "a merge is two tokens and a space"
-    with pytest.raises(KeyError, match=r"no array of strings under 'tokenizer\.ggml\.token_type'"):
-        gguf_file.strings("tokenizer.ggml.token_type")  # an array of integers, already in metadata
-
-
 def test_llama_config_from_the_gguf_metadata(gguf_file):
     config = llm._llama_config(gguf_file)
     assert config.model_type == "llama" and config.tie_word_embeddings

