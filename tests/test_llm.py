@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import math
 
@@ -64,6 +65,27 @@ def test_gguf_tensors_match_the_gguf_packages_reader(gguf_file):
         if tensor.name in wanted:
             theirs = torch.from_numpy(gguf.dequantize(tensor.data, tensor.tensor_type).astype("float32"))
             assert torch.equal(gguf_file.read(tensor.name), theirs.reshape(info.shape))
+
+
+def test_llama_config_from_the_gguf_metadata(gguf_file):
+    config = llm._llama_config(gguf_file)
+    assert config.model_type == "llama" and config.tie_word_embeddings
+    assert (config.num_hidden_layers, config.hidden_size, config.intermediate_size) == (30, 576, 1536)
+    assert (config.num_attention_heads, config.num_key_value_heads, config.head_dim) == (9, 3, 64)
+    assert config.rope_parameters["rope_theta"] == 100_000.0 and config.max_position_embeddings == 8192
+    assert (config.vocab_size, config.bos_token_id, config.eos_token_id, config.pad_token_id) == (49152, 1, 2, 2)
+    assert math.isclose(config.rms_norm_eps, 1e-5, rel_tol=1e-6)
+
+
+def test_loader_refuses_other_architectures_and_unknown_tensors(gguf_file):
+    other = copy.copy(gguf_file)
+    other.metadata = {**gguf_file.metadata, "general.architecture": "qwen2"}
+    with pytest.raises(ValueError, match="'qwen2' model; this loader reads Llama models only"):
+        llm._llama_config(other)
+    other = copy.copy(gguf_file)
+    other.tensors = {**gguf_file.tensors, "blk.0.extra.weight": gguf_file.tensors["blk.0.attn_norm.weight"]}
+    with pytest.raises(ValueError, match=r"no place for: \['blk\.0\.extra\.weight'\]"):
+        llm._llama_state_dict(other, llm._llama_config(gguf_file))
 
 
 def test_gguf_file_refuses_other_files_and_unknown_names(tmp_path, gguf_file):
@@ -248,6 +270,50 @@ def smollm2():
 def sentence(smollm2):
     _, tokenizer = smollm2
     return tokenizer("The apple fell from the tree because it was ripe.", return_tensors="pt").input_ids
+
+
+@pytest.mark.slow  # transformers' own GGUF loader takes about 35 s on a 2-core CPU
+def test_loader_gives_exactly_what_transformers_gives(smollm2):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model, tokenizer = smollm2
+    path = llm.smollm2_gguf_path()
+    their_tokenizer = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+    theirs = AutoModelForCausalLM.from_pretrained(
+        str(path.parent), gguf_file=path.name, dtype=torch.float32, attn_implementation="eager"
+    ).eval()
+    # the configuration: every key, except the note that transformers loaded it through its GGUF quantizer
+    ours_config, their_config = model.config.to_dict(), theirs.config.to_dict()
+    assert their_config.pop("quantization_config")["quant_method"] == "gguf"
+    assert ours_config == their_config
+    assert model.config._attn_implementation == theirs.config._attn_implementation == "eager"
+    assert model.generation_config.to_dict() == theirs.generation_config.to_dict()
+    # the weights, bit for bit, and the buffers (RoPE's frequencies)
+    ours_state, their_state = model.state_dict(), theirs.state_dict()
+    assert list(ours_state) == list(their_state)
+    assert max(float((ours_state[name] - their_state[name]).abs().max()) for name in their_state) == 0.0
+    assert all(torch.equal(a, b) for (_, a), (_, b) in zip(model.named_buffers(), theirs.named_buffers(), strict=True))
+    assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr(), "tied, as theirs"
+    assert not model.training and model.dtype == torch.float32
+    # the tokenizer: the same class, special tokens, chat template and ids
+    assert type(tokenizer) is type(their_tokenizer) and len(tokenizer) == len(their_tokenizer)
+    assert tokenizer.special_tokens_map == their_tokenizer.special_tokens_map
+    assert tokenizer.chat_template == their_tokenizer.chat_template is not None
+    texts = [
+        "The apple fell from the tree because it was ripe.",
+        "<|im_start|>user\nWhere is seat 5?<|im_end|>\n",
+        "  two spaces, naïve café, 12345 and émojis 🍎",
+        llm.SAMPLE_TEXT,
+    ]
+    for text in texts:
+        assert tokenizer(text).input_ids == their_tokenizer(text).input_ids
+    chat = [{"role": "user", "content": "Which floor is the Observatory on?"}]
+    ours_chat = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=True)
+    assert ours_chat == their_tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=True)
+    # and so the same numbers out
+    ids = tokenizer(texts[0], return_tensors="pt").input_ids
+    with torch.no_grad():
+        assert torch.equal(model(ids).logits, theirs(ids).logits)
 
 
 def test_model_has_no_position_table_and_our_frequencies(smollm2):
