@@ -14,42 +14,17 @@ blocked and fails the page.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, Page, Route, expect, sync_playwright
-from site_helpers import ARTIFACTS, CONFIG, PAGES, ROOT, is_notebook
+from playwright.sync_api import Browser, Page, expect
+from site_helpers import ARTIFACTS, CONFIG, KNOWN_TOOLCHAIN_ERRORS, MATHJAX_DIR, PAGES, ROOT, is_notebook, offline_route
 
-CHROMIUM = Path("/usr/bin/chromium")
-#: Flags for a headless Chromium on a machine with no network and no GPU, running as root.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-#: Where the pages fetch MathJax from (``mathjax_path`` in _config.yml), and the local copy of it
-#: that answers instead: the npm package ``mathjax@3.2.2``, the release that ``mathjax@3`` resolves
-#: to. The Makefile's ``browser`` target puts it there.
-MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3/"
-MATHJAX_DIR = Path(os.environ.get("MATHJAX_DIR", Path.home() / ".cache/apple-in-transformerland/mathjax-3.2.2"))
 SCREENSHOTS = ARTIFACTS / "screenshots"
-#: Console errors that come from the book's toolchain itself, which the book cannot fix from its
-#: configuration, each with the reason it is harmless. Matched as substrings.
-KNOWN_TOOLCHAIN_ERRORS = {
-    # sphinx-thebe 0.3.1 registers an inline script of `const` declarations that the page then
-    # carries twice, so the second copy throws. The first copy has defined the constants, and the
-    # book does not use Thebe (live code on the page), which is all they configure.
-    "Identifier 'THEBE_JS_URL' has already been declared",
-}
 #: TeX that MathJax should have replaced: delimiters, environments and common commands.
 RAW_TEX = re.compile(
     r"\$\$|\\[()\[\]]|\\begin\{|\\(?:frac|sum|sqrt|cdot|times|left|right|mathbf|mathrm|text|sin|cos|omega|theta)\b"
@@ -77,33 +52,11 @@ class Visit:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: run `make browser` (it installs Debian's chromium)")
+def browser(offline_browser: Browser) -> Browser:
+    """The session's one Chromium (a second Playwright in the same process would fail)."""
     if not (MATHJAX_DIR / "es5" / "tex-mml-chtml.js").is_file():
         pytest.fail(f"no MathJax 3 at {MATHJAX_DIR}: run `make browser` (it fetches mathjax@3.2.2 from npm)")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-def _answer(visit: Visit, site_url: str) -> Callable[[Route], None]:
-    """Serve the site from localhost and MathJax from its local copy; block and note anything else."""
-
-    def handle(route: Route) -> None:
-        url = route.request.url
-        if url.startswith(site_url):
-            route.continue_()
-            return
-        local = MATHJAX_DIR / urlsplit(url).path.removeprefix("/npm/mathjax@3/")
-        if url.startswith(MATHJAX_CDN) and local.is_file():
-            route.fulfill(path=local)
-            return
-        visit.outside.append(url)
-        route.abort()
-
-    return handle
+    return offline_browser
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +75,7 @@ def open_page(browser: Browser, site_url: str) -> Iterator[Callable[[str], Visit
         visit.page.on("console", lambda message: message.type == "error" and errors.append(message.text))
         visit.page.on("pageerror", lambda error: errors.append(f"uncaught {error}"))
         visit.page.on("response", lambda got: got.status >= 400 and errors.append(f"{got.status} {got.url}"))
-        visit.page.route("**/*", _answer(visit, site_url))
+        visit.page.route("**/*", offline_route(site_url, visit.outside))
         response = visit.page.goto(f"{site_url}{name}.html", wait_until="load")
         assert response is not None and response.ok, f"{name}.html did not load"
         visit.page.evaluate(
@@ -218,7 +171,7 @@ class TestPage:
 
 def test_the_site_opens_on_the_introduction(browser: Browser, site_url: str):
     visit = Visit(browser.new_page())
-    visit.page.route("**/*", _answer(visit, site_url))
+    visit.page.route("**/*", offline_route(site_url, visit.outside))
     visit.page.goto(site_url)
     expect(visit.page).to_have_url(f"{site_url}{PAGES[0]}.html")
     visit.page.close()
