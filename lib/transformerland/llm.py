@@ -121,16 +121,23 @@ def load_smollm2(
     path = smollm2_gguf_path()
     _require_llm_packages()
     from transformers import LlamaForCausalLM, TokenizersBackend
+    from transformers.utils import logging as transformers_logging
 
     gguf_file = GGUFFile(path)
     config = _llama_config(gguf_file)
-    model = LlamaForCausalLM.from_pretrained(
-        None,
-        config=config,
-        state_dict=_llama_state_dict(gguf_file, config),
-        dtype=torch.float32,
-        attn_implementation="eager",
-    )
+    bar_was_on = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()  # no "Loading weights" bar on stderr in a chapter's output
+    try:
+        model = LlamaForCausalLM.from_pretrained(
+            None,
+            config=config,
+            state_dict=_llama_state_dict(gguf_file, config),
+            dtype=torch.float32,
+            attn_implementation="eager",
+        )
+    finally:
+        if bar_was_on:
+            transformers_logging.enable_progress_bar()
     model.config.name_or_path = str(path.parent)  # as from_pretrained(folder, ...) records it
     # AutoTokenizer picks this class after reading the whole configuration with the slow reader
     # (about 9 s); the class itself reads only the tokenizer's metadata (about 0.5 s).
