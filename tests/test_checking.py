@@ -81,6 +81,7 @@ def test_closeness_tests_for_tensors_and_numbers():
     assert not close(torch.zeros(3), torch.full((3,), 1e-2))
     assert not close(torch.zeros(3), torch.zeros(1))  # a different shape is never close
     assert numbers_close(1e-3)(1000.0, 1000.5) and not numbers_close(1e-3)(1.0, 1.01)
+    assert not numbers_close(1e-6)(0.0, 1e-12) and numbers_close(1e-6, abs_tol=1e-9)(0.0, 1e-12)
 
 
 def test_convert_shape_and_tensor_stop_with_the_problem_and_hint():
@@ -97,6 +98,36 @@ def test_convert_shape_and_tensor_stop_with_the_problem_and_hint():
     with Check("ex-9-3", "a number", quiet=True) as check:
         check.convert("seven", float, "it returned text", "return a float")
     assert check.result.message == "it returned text" and as_float64([1, 2]).dtype == torch.float64
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected", "message"),
+    [
+        (3, 3.0, None),
+        (2.5, 2.5, None),
+        (torch.tensor([4.0]), 4.0, None),
+        (True, None, "it returned a bool, not a number"),
+        ("7", None, "it returned a str, not a number"),
+        (torch.zeros(2), None, "it returned a Tensor, not a number"),
+    ],
+)
+def test_number_takes_numbers_and_one_element_tensors_only(answer, expected, message):
+    with Check("ex-9-4", "a number", quiet=True) as check:
+        got = check.number(answer, "the base")
+    if message is None:
+        assert check.result and got == expected and isinstance(got, float)
+    else:
+        assert check.result.message == message and check.result.hint == "return the base as a plain float."
+
+
+def test_numbers_takes_lists_and_tensors_as_float64():
+    with Check("ex-9-5", "numbers", quiet=True) as check:
+        got = check.numbers([1, 2], "the ramp")
+    assert check.result and got.dtype == torch.float64
+    with Check("ex-9-5", "numbers", quiet=True) as check:
+        check.numbers({"a": 1}, "the ramp")
+    assert check.result.message == "it returned a dict, which is not a list of numbers"
+    assert check.result.hint == "return the ramp as a torch.Tensor (a list of floats works too)."
 
 
 def test_run_reports_a_crash_with_the_checkers_own_hint_when_it_has_one():

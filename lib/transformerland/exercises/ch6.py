@@ -17,7 +17,7 @@ import torch
 from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
-from .checking import Check, CheckResult, Mistake, as_float64, hint_for, tensors_close
+from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
 
 __all__ = ["TOLERANCE", "check_alibi_slopes", "check_interpolated_positions", "check_rope_rotate"]
 
@@ -26,16 +26,6 @@ TOLERANCE = 1e-5
 
 
 _close = tensors_close(atol=TOLERANCE, rtol=TOLERANCE)
-
-
-def _numbers(check: Check, value: object, what: str) -> torch.Tensor:
-    """A returned tensor, list or array as a float64 tensor, or stop with a verdict."""
-    return check.convert(
-        value,
-        as_float64,
-        f"it returned a {type(value).__name__}, which is not a list of numbers",
-        f"return {what} as a torch.Tensor (a list of floats works too).",
-    )
 
 
 # ex-6-1 ------------------------------------------------------------------------------------------
@@ -116,7 +106,7 @@ def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
                 "your function changed its input vector in place",
                 hint="build a new tensor for the result instead of writing into x (x[0::2] = … edits x itself).",
             )
-            got = _numbers(check, returned, "the rotated vector")
+            got = check.numbers(returned, "the rotated vector")
             check.that(
                 got.shape == x.shape,
                 f"for a vector of width {d} it returned shape {tuple(got.shape)}",
@@ -139,7 +129,7 @@ def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
         q, k = torch.randn(2, 32, generator=generator, dtype=torch.float64)
         rotated = [(check.call(fn, q, n + 4), check.call(fn, k, n)) for n in (0, 7, 300)]
         scores = [
-            float(_numbers(check, q_m, "the rotated query") @ _numbers(check, k_n, "the rotated key"))
+            float(check.numbers(q_m, "the rotated query") @ check.numbers(k_n, "the rotated key"))
             for q_m, k_n in rotated
         ]
         check.that(
@@ -147,7 +137,7 @@ def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
             "scores of a query 4 positions after its key change with the absolute position",
             hint="rotate the query and the key by the same rule; only then do the absolute positions cancel.",
         )
-        norm = float(_numbers(check, check.call(fn, q, 123), "the rotated vector").norm())
+        norm = float(check.numbers(check.call(fn, q, 123), "the rotated vector").norm())
         check.that(
             math.isclose(norm, float(q.norm()), rel_tol=1e-6),
             "the rotated vector is not as long as the original",
@@ -197,7 +187,7 @@ def check_alibi_slopes(fn: Callable[[int], torch.Tensor]) -> CheckResult:
     """
     with Check("ex-6-2", "ALiBi slopes") as check:
         for n_heads in (8, 4, 16, 2, 1):
-            got = _numbers(check, check.call(fn, n_heads), "the slopes")
+            got = check.numbers(check.call(fn, n_heads), "the slopes")
             check.that(
                 got.dim() == 1 and got.numel() == n_heads,
                 f"for {n_heads} heads it returned shape {tuple(got.shape)}",
@@ -224,7 +214,7 @@ def check_interpolated_positions(fn: Callable[[int, int], torch.Tensor]) -> Chec
     """
     with Check("ex-6-5", "position interpolation") as check:
         for length, trained in ((256, 64), (100, 30), (48, 48), (10, 64)):
-            got = _numbers(check, check.call(fn, length, trained), "the positions")
+            got = check.numbers(check.call(fn, length, trained), "the positions")
             check.that(
                 got.dim() == 1 and got.numel() == length,
                 f"for length {length} it returned shape {tuple(got.shape)}",

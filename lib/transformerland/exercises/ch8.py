@@ -10,43 +10,18 @@ Each prints one verdict line and returns a :class:`~transformerland.exercises.ch
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import torch
 
 from ..encodings.rope_scaling import dynamic_factor, llama3_bands, ntk_base, yarn_ramp
-from .checking import Check, CheckFailed, CheckResult
+from .checking import Check, CheckResult, Mistake, hint_for, numbers_close, tensors_close
 
 __all__ = ["BANDS", "check_dynamic_factor", "check_llama3_band", "check_ntk_base", "check_yarn_ramp"]
 
 
-def _as_tensor(value: object, what: str) -> torch.Tensor:
-    """A returned tensor or list of numbers as float64, or stop with a verdict."""
-    try:
-        return torch.as_tensor(value).detach().cpu().to(torch.float64)
-    except (TypeError, ValueError, RuntimeError):
-        raise CheckFailed(
-            f"it returned a {type(value).__name__}, which is not a list of numbers",
-            f"return {what} as a torch.Tensor (a list of floats works too).",
-        ) from None
-
-
-def _close(got: torch.Tensor, expected: torch.Tensor) -> bool:
-    return got.shape == expected.shape and torch.allclose(got, expected, atol=1e-6, rtol=1e-6)
-
-
-def _number(value: object, what: str) -> float:
-    """A returned number as a float, or stop with a verdict."""
-    if isinstance(value, torch.Tensor) and value.numel() == 1:
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise CheckFailed(f"it returned a {type(value).__name__}, not a number", f"return {what} as a plain float.")
-    return float(value)
-
-
-def _near(got: float, expected: float) -> bool:
-    return math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-9)
+_close = tensors_close(atol=1e-6, rtol=1e-6)
+_near = numbers_close(rel_tol=1e-6, abs_tol=1e-9)
 
 
 # ex-8-1 ------------------------------------------------------------------------------------------
@@ -59,26 +34,27 @@ def check_ntk_base(fn: Callable[[float, float, int], float]) -> CheckResult:
     """
     with Check("ex-8-1", "NTK-aware base") as check:
         for base, factor, head_dim in ((100000.0, 4.0, 64), (10000.0, 8.0, 128), (10000.0, 4.0, 16), (500.0, 1.0, 8)):
-            got = _number(check.call(fn, base, factor, head_dim), "the new base")
+            got = check.number(check.call(fn, base, factor, head_dim), "the new base")
             expected = ntk_base(base, factor, head_dim)
             mistakes = [
-                (
+                Mistake(
                     base * factor,
                     "you multiplied the base by the factor. The exponent d/(d−2) is what makes the "
                     "slowest pair slow down by exactly the factor: base · factor^(d/(d−2)).",
                 ),
-                (
+                Mistake(
                     base * factor ** ((head_dim - 2) / head_dim),
                     "the exponent is upside down: it is d/(d−2), slightly more than 1, not (d−2)/d.",
                 ),
-                (base * factor ** (head_dim / 2), "the exponent counts pairs; it is d/(d−2), with d the head width."),
-                (base**factor, "the base is multiplied by factor^(d/(d−2)), not raised to the factor's power."),
+                Mistake(
+                    base * factor ** (head_dim / 2), "the exponent counts pairs; it is d/(d−2), with d the head width."
+                ),
+                Mistake(base**factor, "the base is multiplied by factor^(d/(d−2)), not raised to the factor's power."),
             ]
-            hints = [hint for wrong, hint in mistakes if _near(got, wrong)]
             check.that(
                 _near(got, expected),
                 f"for base {base:g}, factor {factor:g} and head width {head_dim} the new base is not the NTK-aware one",
-                hint=hints[0] if hints else "the new base is base · factor^(d/(d−2)).",
+                hint=hint_for(got, mistakes, _near, "the new base is base · factor^(d/(d−2))."),
             )
     return check.result
 
@@ -98,7 +74,7 @@ def check_yarn_ramp(fn: Callable[..., torch.Tensor]) -> CheckResult:
             (128, 500000.0, 8192, 16.0, 2.0),
             (16, 10000.0, 32, 32.0, 1.0),
         ):
-            got = _as_tensor(check.call(fn, head_dim, base, original, fast, slow), "the ramp")
+            got = check.numbers(check.call(fn, head_dim, base, original, fast, slow), "the ramp")
             check.that(
                 got.shape == (head_dim // 2,),
                 f"for head width {head_dim} it returned shape {tuple(got.shape)}",
@@ -106,25 +82,27 @@ def check_yarn_ramp(fn: Callable[..., torch.Tensor]) -> CheckResult:
             )
             expected = yarn_ramp(head_dim, base, original, fast, slow)
             mistakes = [
-                (
+                Mistake(
                     1 - expected,
                     "the ramp is reversed: fast pairs (many turns over the context) are kept, share 0; "
                     "slow pairs are interpolated, share 1.",
                 ),
-                (
+                Mistake(
                     yarn_ramp(head_dim, base, original, fast, slow, truncate=False),
                     "the ends of the ramp were not "
                     "rounded: round the low end down and the high end up, as YaRN's code does.",
                 ),
             ]
-            hints = [hint for wrong, hint in mistakes if _close(got, wrong)]
             check.that(
                 _close(got, expected),
                 f"for head width {head_dim}, base {base:g}, L = {original}, β = ({fast:g}, {slow:g}) the ramp differs",
-                hint=hints[0]
-                if hints
-                else "pair i turns L·θ_i/(2π) times over the context; the ramp's ends are the pair indices "
-                "d·ln(L/(2πβ))/(2 ln base) for β = beta_fast and beta_slow.",
+                hint=hint_for(
+                    got,
+                    mistakes,
+                    _close,
+                    "pair i turns L·θ_i/(2π) times over the context; the ramp's ends are the pair indices "
+                    "d·ln(L/(2πβ))/(2 ln base) for β = beta_fast and beta_slow.",
+                ),
             )
     return check.result
 
@@ -189,26 +167,25 @@ def check_dynamic_factor(fn: Callable[[float, int, int], float]) -> CheckResult:
             (4.0, 32, 32),
             (8.0, 10000, 8192),
         ):
-            got = _number(check.call(fn, factor, seq_len, original), "the effective factor")
+            got = check.number(check.call(fn, factor, seq_len, original), "the effective factor")
             expected = dynamic_factor(factor, seq_len, original)
             mistakes = [
-                (
+                Mistake(
                     factor * seq_len / original - (factor - 1),
                     "below the original length the factor must stay 1: "
                     "dynamic scaling changes nothing for inputs the model was trained on.",
                 ),
-                (seq_len / original, "the configured factor is missing: factor · s / L − (factor − 1)."),
-                (
+                Mistake(seq_len / original, "the configured factor is missing: factor · s / L − (factor − 1)."),
+                Mistake(
                     factor * seq_len / original,
                     "subtract factor − 1, so that the effective factor is exactly 1 at the original length.",
                 ),
-                (factor, "the factor must follow the current length s: factor · s / L − (factor − 1)."),
+                Mistake(factor, "the factor must follow the current length s: factor · s / L − (factor − 1)."),
             ]
-            hints = [hint for wrong, hint in mistakes if _near(got, wrong)]
             check.that(
                 _near(got, expected),
                 f"for factor {factor:g}, length {seq_len} and original length {original} the effective factor "
                 f"is not dynamic NTK's",
-                hint=hints[0] if hints else "use factor · max(s, L) / L − (factor − 1).",
+                hint=hint_for(got, mistakes, _near, "use factor · max(s, L) / L − (factor − 1)."),
             )
     return check.result

@@ -117,9 +117,9 @@ def tensors_close(atol: float, rtol: float = 0.0) -> Callable[[torch.Tensor, tor
     return close
 
 
-def numbers_close(rel_tol: float) -> Callable[[float, float], bool]:
-    """A closeness test for two numbers, relative to their size."""
-    return lambda a, b: math.isclose(a, b, rel_tol=rel_tol)
+def numbers_close(rel_tol: float, abs_tol: float = 0.0) -> Callable[[float, float], bool]:
+    """A closeness test for two numbers, relative to their size (and within ``abs_tol`` near zero)."""
+    return lambda a, b: math.isclose(a, b, rel_tol=rel_tol, abs_tol=abs_tol)
 
 
 def as_float64(value: Any) -> torch.Tensor:
@@ -127,6 +127,12 @@ def as_float64(value: Any) -> torch.Tensor:
     import torch
 
     return torch.as_tensor(value).detach().cpu().to(torch.float64)
+
+
+def _is_tensor(value: object) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
 
 
 # --- the check itself ------------------------------------------------------------------------------
@@ -179,6 +185,23 @@ class Check:
             return to(value)
         except (TypeError, ValueError, RuntimeError):
             raise CheckFailed(problem, hint) from None
+
+    def numbers(self, value: object, what: str) -> torch.Tensor:
+        """``value`` (a tensor, list or array of numbers) as float64; otherwise stop, asking for ``what``."""
+        return self.convert(
+            value,
+            as_float64,
+            f"it returned a {type(value).__name__}, which is not a list of numbers",
+            f"return {what} as a torch.Tensor (a list of floats works too).",
+        )
+
+    def number(self, value: object, what: str) -> float:
+        """``value`` (an int, a float or a one-element tensor) as a float; otherwise stop, asking for ``what``."""
+        if _is_tensor(value) and value.numel() == 1:  # type: ignore[attr-defined]
+            value = value.item()  # type: ignore[attr-defined]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            self.fail(f"it returned a {type(value).__name__}, not a number", f"return {what} as a plain float.")
+        return float(value)
 
     def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """Call the student's ``fn``; an exception it raises becomes a NOT YET verdict."""
