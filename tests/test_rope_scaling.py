@@ -295,8 +295,11 @@ def test_bad_shapes_are_refused_clearly():
 # The seed sweep behind chapter 8's claims ----------------------------------------------------------------
 
 
-def _chapter8_experiment(seed: int) -> dict[str, object]:
-    """Chapter 8's experiments with models and training seeded by ``seed`` (the chapter runs seed 0)."""
+def _chapter8_experiment(seed: int, steps: int = 240, tune_steps: int = 20) -> dict[str, object]:
+    """Chapter 8's experiments with models and training seeded by ``seed`` (the chapter runs seed 0).
+
+    ``steps`` and ``tune_steps``: the chapter's; fewer only to see that the experiment still runs.
+    """
     from transformerland.encodings import scaling_recipes
     from transformerland.remedies import fine_tune
     from transformerland.tasks import MarkovTask
@@ -305,8 +308,8 @@ def _chapter8_experiment(seed: int) -> dict[str, object]:
     task = MarkovTask(vocab_size=8, order=2, seed=0)
     length = 32
     size = {"d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "max_len": 4 * length}
-    recipe = {"steps": 240, "length": length, "batch_size": 32, "lr": 3e-3, "warmup": 48, "seed": seed}
-    tune = {"steps": 20, "length": 4 * length, "batch_size": 16, "lr": 3e-3, "seed": 1, "progress": False}
+    recipe = {"steps": steps, "length": length, "batch_size": 32, "lr": 3e-3, "warmup": steps // 5, "seed": seed}
+    tune = {"steps": tune_steps, "length": 4 * length, "batch_size": 16, "lr": 3e-3, "seed": 1, "progress": False}
 
     def trained(position, **options):
         model = TinyTransformer(TransformerConfig(task.vocab_size, position=position, **size, **options), seed=seed)
@@ -343,6 +346,14 @@ def _chapter8_experiment(seed: int) -> dict[str, object]:
         "probe late": float(read[:, 24:32].mean()),
         "probe far": float(read[:, 64:].mean()),
     }
+
+
+@pytest.mark.slow
+def test_chapter8_seed_sweep_still_runs():
+    """The sweep below runs only with ``make test-seeds``; two steps of it in every ``make test`` keep a library
+    change from breaking it unseen."""
+    result = _chapter8_experiment(0, steps=2, tune_steps=1)
+    assert set(result["zero"]) == set(result["tuned"]) and len(result["none"]) == 3
 
 
 @pytest.mark.slow
