@@ -394,21 +394,37 @@ def up_to_first_checker(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nbformat.from_dict({**nb, "cells": nb.cells[: calls[0] + 1]})
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
-def test_each_real_handout_runs_to_its_first_exercise_and_its_checker_says_not_yet(path: Path, tmp_path: Path):
-    """The handout runs from the top through its first stub to the checker after it, which says NOT YET.
+def code(cells: list) -> list[str]:
+    return [cell.source for cell in cells if cell.cell_type == "code"]
 
-    The chapter itself runs to the end (tests/site/test_site_colab.py), and no cell after a solution uses
-    what the solution defines (the test below), so the rest of the handout runs as far as this part does.
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.name)
+def test_each_chapter_run_is_also_its_handouts_run_to_the_first_exercise(path: Path):
+    """The chapter's one run in a test session (tests/site/test_site_colab.py) also runs its handout's first part.
+
+    That run is :func:`tools.handouts.with_first_stub`: it must execute exactly the handout's code, in order, from
+    the top to the first checker call (whose NOT YET the chapter's test asserts), and then, without the cells it
+    added, exactly the chapter. (The chapter itself runs to the end there, and no cell after a solution uses what
+    the solution defines (the test below), so the rest of the handout runs as far as this part does.)
     """
-    handout = tmp_path / path.name
-    nbformat.write(stubs.student_notebook(book.read(path), handout=True), handout)
-    part = up_to_first_checker(book.read(handout))
-    errors, verdicts = run_handout(handout, part)
-    assert not errors, f"the handout stops: {errors}"
-    first = next(iter(part.metadata["transformerland"]["checkers"]))
-    assert list(verdicts) == [first] and verdicts[first].startswith("NOT YET"), verdicts
+    chapter = book.read(path)
+    run, first = handouts.with_first_stub(chapter)
+    handout_part = up_to_first_checker(stubs.student_notebook(chapter, handout=True))
+    ours = [cell for index, cell in enumerate(run.cells) if index not in first.inserted or index in first.cells]
+    assert code(ours[: first.cells.stop - 1]) == code(handout_part.cells)
+    assert found_exercises.checker_called(run.cells[first.cells[-1]].source) == first.checker
+    assert [run.cells[i].source for i in (first.inserted[0], first.inserted[-1])] == [
+        handouts.SAVE_RANDOM,
+        handouts.RESTORE_RANDOM,
+    ]
+    without = [cell for index, cell in enumerate(run.cells) if index not in first.inserted]
+    assert without == chapter.cells and len({cell.id for cell in run.cells}) == len(run.cells)
+
+
+def test_a_chapter_without_a_checked_exercise_has_no_first_stub():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    with pytest.raises(ValueError, match="no gated solution"):
+        handouts.with_first_stub(nb)
 
 
 def bound_names(source: str) -> set[str]:

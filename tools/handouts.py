@@ -8,19 +8,38 @@ report NOT YET until the student writes the stubs. Hand them out, upload them to
 open them in Colab (File, then Upload notebook).
 
     python -m tools.handouts [--root .] [--out student]
+
+:func:`with_first_stub` lets one run of a chapter also be its handout's run up to the first exercise (the
+tests run each chapter once, and check both with that run).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import shutil
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
 from tools.book import ROOT, chapters, read
+from tools.exercises import checker_called, checkers, gates
 from tools.stubs import student_notebook
+
+#: Run around the handout's cells inside a chapter's run: whatever the checker of a stub draws from the
+#: global random generators, the chapter's later cells draw exactly what they draw in a run without it.
+SAVE_RANDOM = """\
+import random as _random, numpy as _numpy, torch as _torch
+_random_states = (_random.getstate(), _numpy.random.get_state(), _torch.random.get_rng_state(),
+                  _torch.cuda.get_rng_state_all() if _torch.cuda.is_available() else None)"""
+RESTORE_RANDOM = """\
+_random.setstate(_random_states[0]); _numpy.random.set_state(_random_states[1])
+_torch.random.set_rng_state(_random_states[2])
+if _random_states[3] is not None:
+    _torch.cuda.set_rng_state_all(_random_states[3])
+del _random, _numpy, _torch, _random_states"""
 
 
 def write(root: Path, out: Path) -> list[Path]:
@@ -37,6 +56,56 @@ def write(root: Path, out: Path) -> list[Path]:
         for target in written:
             archive.write(target, target.name)
     return written
+
+
+@dataclass(frozen=True)
+class FirstStub:
+    """Where the handout's first exercise sits in a chapter's run made by :func:`with_first_stub`.
+
+    ``label`` and ``checker``: the first coding exercise with a checker; ``cells``: the indices, in that run,
+    of the cells taken from the handout (its stub cells, then its checker call); ``inserted``: the indices of
+    every cell added to the chapter (those, and the two around them that keep the random state).
+    """
+
+    label: str
+    checker: str
+    cells: range
+    inserted: range
+
+
+def with_first_stub(chapter: nbformat.NotebookNode) -> tuple[nbformat.NotebookNode, FirstStub]:
+    """A copy of ``chapter`` that also runs its handout up to the handout's first checker call.
+
+    The handout (:func:`~tools.stubs.student_notebook`) has the chapter's own code cells up to its first
+    stub; from there it runs the stub cells and then the checker, which must say NOT YET. The copy runs the
+    chapter's cells up to its first gated solution, then those stub cells and that checker call (between
+    :data:`SAVE_RANDOM` and :data:`RESTORE_RANDOM`), then the rest of the chapter. Raises ``ValueError`` if
+    the handout's code before its first stub is not the chapter's, or the chapter has no checked exercise.
+    """
+    found = [gate for gate in gates(chapter) if checkers(chapter, [gate])[gate.label]]
+    if not found:
+        raise ValueError("the chapter has no gated solution followed by a checker call.")
+    gate = found[0]
+    checker = checkers(chapter, [gate])[gate.label]
+    handout = student_notebook(chapter, handout=True)
+    calls = [i for i, cell in enumerate(handout.cells) if cell.cell_type == "code" and checker_called(cell.source)]
+    code = [i for i, cell in enumerate(handout.cells[: calls[0] + 1]) if cell.cell_type == "code"]
+    before = [cell.source for cell in chapter.cells[: gate.start] if cell.cell_type == "code"]
+    handout_before = [handout.cells[i].source for i in code[: len(before)]]
+    if handout_before != before:
+        raise ValueError(f"the handout's code before its first stub ({gate.label}) is not the chapter's code.")
+    taken = [copy.deepcopy(handout.cells[i]) for i in code[len(before) :]]
+    if checker_called(taken[-1].source) != checker or len(taken) < 2:
+        raise ValueError(f"the handout does not run a stub and then {checker} for {gate.label}.")
+    run = copy.deepcopy(chapter)
+    added = [nbformat.v4.new_code_cell(SAVE_RANDOM), *taken, nbformat.v4.new_code_cell(RESTORE_RANDOM)]
+    for number, cell in enumerate(added):
+        cell.id = f"handout-{number}"  # ids stay unique: the chapter's own are never of this form
+    run.cells[gate.start : gate.start] = added
+    start = gate.start
+    return run, FirstStub(
+        gate.label, checker, range(start + 1, start + 1 + len(taken)), range(start, start + len(added))
+    )
 
 
 def main() -> None:

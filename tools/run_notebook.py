@@ -2,8 +2,8 @@
 
 The one place where the tools and the tests execute a notebook: saving the chapters
 (:mod:`tools.execute_chapters`), grading submissions (:mod:`tools.grade_submissions`), timing the chapters
-(:mod:`benchmarks.run_chapters`), and the tests that run the chapters in a Colab-like runtime and the
-handouts up to their first exercise.
+(:mod:`benchmarks.run_chapters`), and the tests that run the chapters in a Colab-like runtime (each with its
+handout's first exercise, :func:`tools.handouts.with_first_stub`) and the fixture book's handouts.
 """
 
 from __future__ import annotations

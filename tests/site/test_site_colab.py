@@ -10,6 +10,11 @@ every cell marked ``# NBVAL_CHECK_OUTPUT`` prints what the committed notebook sh
 and every cell tagged ``raises-exception`` did raise. Its outputs
 go into the build's jupyter-cache, so the site shows this run rather than executing the chapter again.
 
+The same run is also the chapter's handout run up to its first exercise, as a student first runs it: the
+handout has the chapter's code up to its first stub, so just before the chapter's first gated solution the
+run executes the handout's stub cells and the checker call after them, which must say NOT YET
+(:func:`tools.handouts.with_first_stub`); those cells are taken out again before anything else is checked.
+
 ``make test-chapters`` runs these two at a time (``pytest -n 2``): training in the chapters uses one
 CPU thread.
 """
@@ -30,6 +35,7 @@ from tools.book import read
 from tools.colab_runtime import COLAB_KERNEL, ColabRuntime
 from tools.execute_chapters import store_for_the_site, with_outputs
 from tools.exercises import checkers, gates
+from tools.handouts import with_first_stub
 from tools.run_notebook import run_in_empty_folder
 
 CELL_TIMEOUT_S = CONFIG["execute"]["timeout"]
@@ -72,12 +78,18 @@ def fresh_verdicts(run: nbformat.NotebookNode) -> dict[str, dict[str, str]]:
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_chapter_runs_alone_in_a_colab_like_runtime(path: Path, colab_runtime: ColabRuntime):
     committed = read(path)
-    run = read(path)
+    run, first = with_first_stub(committed)
     run.cells.append(nbformat.v4.new_code_cell(WHERE_FROM))
     kernels = KernelSpecManager(kernel_dirs=[str(colab_runtime.kernels)])
     manager = AsyncKernelManager(kernel_name=COLAB_KERNEL, kernel_spec_manager=kernels)
     # raises on the first failing cell (cells tagged raises-exception excepted)
     seconds = run_in_empty_folder(run, CELL_TIMEOUT_S, kernel_manager=manager, env=colab_runtime.environment())
+
+    printed = "".join(outputs_text(run.cells[index]) for index in first.cells)
+    said = {m["exercise"]: f"{m['verdict']} · {m['message']}" for m in VERDICT_PATTERN.finditer(printed)}
+    stopped = list(said) == [first.label] and said[first.label].startswith("NOT YET") and "not written yet" in printed
+    assert stopped, f"the handout's first checker, {first.checker}, on its stub said: {said}"
+    del run.cells[first.inserted.start : first.inserted.stop]
 
     prefix, library = json.loads(outputs_text(run.cells[-1]))
     assert Path(prefix) == colab_runtime.venv, f"the kernel ran in {prefix}, not in the Colab-like runtime"
