@@ -63,9 +63,9 @@ grade: install
 	$(PYTHON) -m tools.grade_submissions $(SUBMISSIONS) --out $(GRADES)
 
 ## test: everything, in stages: lint; the fast tier; every chapter run once in a fresh Colab-like
-## runtime, two at a time (their outputs kept for the site); then, two at a time, the strict build
-## from those outputs with the site's tests on one core and the other slow tests (student edition,
-## handouts, grader, seed sweeps) on the other. The Colab-like runtime is made in the background
+## runtime, two at a time (their outputs kept for the site, each run also its handout's first run);
+## then, two at a time, the strict build from those outputs, the site's tests and the other slow tests
+## (student edition, handouts, grader, the sweeps' smoke runs). The Colab-like runtime is made in the background
 ## from the start. Each stage's seconds go to test-artifacts/stages.tsv, shown as a table at the end
 ## (`make bench-suite` writes that table into the README).
 STAGE = $(PYTHON) -m benchmarks.stage
@@ -89,9 +89,10 @@ test-fast:
 test-chapters:
 	$(PYTHON) -m pytest -m slow -n 2 -q tests/site/test_site_colab.py
 
-## test-slow: the other slow tests, two at a time; the site's tests all on one worker, after one build.
+## test-slow: the other slow tests, two at a time (work-stealing, so that neither core waits); the book is
+## built once, by the first worker that needs it, and both share the site's tests.
 test-slow:
-	$(PYTHON) -m pytest -m "slow and not seeds" -n 2 --dist loadgroup -q --deselect tests/site/test_site_colab.py
+	$(PYTHON) -m pytest -m "slow and not seeds" -n 2 --dist worksteal -q --deselect tests/site/test_site_colab.py
 
 ## test-seeds: the seed sweeps (seeds 0, 1 and 2) behind every comparison of trained models that the
 ## chapters state, two at a time (about ten minutes of CPU).

@@ -7,9 +7,10 @@ clean ``_build/html`` with the cache kept, so that it renders those outputs inst
 chapters again. Its log, its seconds and the screenshots of every page go to ``test-artifacts/``
 (gitignored).
 
-Every test that needs the site is marked ``slow`` and put in one xdist group ("site"), so that under
-``pytest -n 2 --dist loadgroup`` the book is built once, on one worker, while the other runs the rest.
-In a session without xdist, the chapter runs are moved before everything else.
+Every test that needs the site is marked ``slow``. Under ``pytest -n 2`` the book is still built once per
+session: the first worker to need it builds it, under a file lock, and the other waits for that build and
+reads its record, so that both workers share the site's tests. In a session without xdist, the chapter runs
+are moved before everything else.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 from jupyter_cache import get_cache
 from site_helpers import ARTIFACTS, BUILD_COMMAND, BUILD_OUTPUTS, HTML_DIR, NOTEBOOKS, ROOT, Build
 
@@ -38,20 +40,17 @@ BUILD_TIMEOUT_S = 1800
 #: Where the build's numbers go, for the end-of-run report and the suite benchmark.
 BUILD_RECORD = ARTIFACTS / "build.json"
 REPORT = pytest.StashKey[list[str]]()
-#: The fixtures whose tests go to the "site" group.
+#: The fixtures whose tests need the built site.
 SITE_FIXTURES = {"site_build", "site", "site_url"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests that build or run something slow; group the site's; run the chapters first."""
+    """Mark the tests that build or run something slow; run the chapters first."""
     here = Path(__file__).parent
     for item in items:
         if not item.path.is_relative_to(here):
             continue
-        if SITE_FIXTURES & set(item.fixturenames):
-            item.add_marker(pytest.mark.slow)
-            item.add_marker(pytest.mark.xdist_group("site"))
-        elif "colab_runtime" in item.fixturenames:
+        if SITE_FIXTURES & set(item.fixturenames) or "colab_runtime" in item.fixturenames:
             item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: "colab_runtime" not in getattr(item, "fixturenames", ()))
 
@@ -92,9 +91,8 @@ def cached_chapters() -> tuple[str, ...]:
     return tuple(found)
 
 
-@pytest.fixture(scope="session")
-def site_build(report: list[str]) -> Build:
-    """Build the whole book once per session, as ``make book`` does, from a clean ``_build/html``."""
+def build_site() -> Build:
+    """Build the whole book as ``make book`` does, from a clean ``_build/html``; record it in test-artifacts/."""
     for folder in BUILD_OUTPUTS:
         shutil.rmtree(folder, ignore_errors=True)
     cached = cached_chapters()
@@ -111,7 +109,27 @@ def site_build(report: list[str]) -> Build:
     build = Build(done.returncode, re.sub(r"\x1b\[[0-9;]*m", "", done.stdout), time.monotonic() - start, cached)
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / "build.log").write_text(build.log)
-    BUILD_RECORD.write_text(json.dumps({"returncode": build.returncode, "seconds": round(build.seconds, 1)}))
+    record = {"returncode": build.returncode, "seconds": round(build.seconds, 1), "cached": list(cached)}
+    BUILD_RECORD.write_text(json.dumps(record))
+    return build
+
+
+@pytest.fixture(scope="session")
+def site_build(report: list[str], tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Build:
+    """The book built once per session; with xdist, by whichever worker needs it first, the others waiting."""
+    if worker_id == "master":
+        build = build_site()
+    else:
+        shared = tmp_path_factory.getbasetemp().parent  # the same folder for every worker of this session
+        with FileLock(shared / "site-build.lock"):
+            done = shared / "site-build.done"
+            if done.is_file():
+                record = json.loads(BUILD_RECORD.read_text())
+                log = (ARTIFACTS / "build.log").read_text()
+                build = Build(record["returncode"], log, record["seconds"], tuple(record["cached"]))
+            else:
+                build = build_site()
+                done.touch()
     report.append(f"site: built in {build.seconds:.0f} s, log in test-artifacts/build.log")
     return build
 
