@@ -5,9 +5,17 @@ from __future__ import annotations
 import pytest
 import torch
 from torch import nn
-from transformerland.model import TinyTransformer, TransformerConfig
-from transformerland.tasks import Batch, ReverseTask, SortTask
-from transformerland.training import EvalResult, TrainResult, evaluate, masked_loss, pick_device, train
+from transformerland.model import POSITION_SCHEMES, TinyTransformer, TransformerConfig
+from transformerland.tasks import Batch, MarkovTask, ReverseTask, SortTask
+from transformerland.training import (
+    EvalResult,
+    TrainResult,
+    evaluate,
+    masked_loss,
+    pick_device,
+    side_by_side,
+    train,
+)
 
 SMALL = dict(d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=8, causal=False)
 
@@ -145,3 +153,32 @@ def test_masked_loss_ignores_unscored_targets() -> None:
 def test_pick_device() -> None:
     assert pick_device("cpu") == torch.device("cpu")
     assert pick_device().type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_side_by_side_trains_exactly_as_one_after_another() -> None:
+    """Every position scheme, trained two at a time on threads: the same weights, bit for bit, and losses."""
+    task = MarkovTask(vocab_size=8, order=2, seed=0)
+    config = {"d_model": 16, "n_layers": 1, "n_heads": 2, "d_ff": 32, "max_len": 32}
+
+    def models() -> list[TinyTransformer]:
+        return [TinyTransformer(TransformerConfig(8, position=p, **config), seed=1) for p in POSITION_SCHEMES]
+
+    def fit(model: TinyTransformer) -> tuple[list[float], float]:
+        result = train(model, task, steps=6, length=16, warmup=2, seed=3, progress=False, device="cpu")
+        return result.losses, evaluate(model, task, length=24, n_batches=1, device="cpu").loss
+
+    one_by_one, together = models(), models()
+    expected = [fit(model) for model in one_by_one]
+    state = torch.random.get_rng_state()
+    assert side_by_side(fit, together, device="cpu") == expected
+    assert torch.equal(torch.random.get_rng_state(), state), "the global generator must be left as it was"
+    for a, b in zip(one_by_one, together, strict=True):
+        assert all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values(), strict=True))
+
+
+def test_side_by_side_refuses_what_it_cannot_run() -> None:
+    with pytest.raises(TypeError, match="function of one item"):
+        side_by_side([1, 2], [3])  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="workers"):
+        side_by_side(abs, [1], workers=0)
+    assert side_by_side(abs, [-1, 2, -3], workers=1) == [1, 2, 3]

@@ -5,9 +5,11 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import torch
 from torch import nn
@@ -16,7 +18,19 @@ from tqdm import tqdm
 from ._validation import require_positive_int
 from .tasks import Batch, Task
 
-__all__ = ["CPU_THREADS", "EvalResult", "TrainResult", "evaluate", "masked_loss", "pick_device", "train"]
+__all__ = [
+    "CPU_THREADS",
+    "EvalResult",
+    "TrainResult",
+    "evaluate",
+    "masked_loss",
+    "pick_device",
+    "side_by_side",
+    "train",
+]
+
+_Item = TypeVar("_Item")
+_Result = TypeVar("_Result")
 
 
 def pick_device(prefer: str | None = None) -> torch.device:
@@ -183,3 +197,38 @@ def evaluate(
             seq_right += int(hit.all(dim=1).sum())
             seqs += batch.inputs.shape[0]
     return EvalResult(loss=losses / scored, token_accuracy=correct / scored, sequence_accuracy=seq_right / seqs)
+
+
+def side_by_side(
+    fn: Callable[[_Item], _Result],
+    items: Iterable[_Item],
+    *,
+    workers: int = 2,
+    device: torch.device | str | None = None,
+) -> list[_Result]:
+    """``[fn(item) for item in items]``, run ``workers`` at a time on the CPU, one core each.
+
+    One of the book's tiny models keeps one CPU core busy (:data:`CPU_THREADS`), so on a machine with
+    two cores, like Colab's free CPU runtime, two trained side by side take little more time than one.
+    The results are exactly those of the plain loop as long as ``fn`` draws nothing from PyTorch's
+    global random generator while it runs: build the models first (each with its own seed), then
+    train or evaluate them here (:func:`train` and :func:`evaluate` draw their data from their own
+    generators, and the book's models have no dropout). The global generator is left as it was.
+    Progress bars of runs side by side would overwrite each other: pass ``progress=False``.
+
+    Args:
+        fn: what to do with one item, e.g. ``lambda model: train(model, task, progress=False, **recipe)``.
+        items: the items, e.g. the models to train.
+        workers: how many run at once.
+        device: where ``fn`` computes (the default is :func:`pick_device`); on a GPU the items run one
+            after another, as the GPU is already shared by everything.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be a function of one item, got {type(fn).__name__}.")
+    workers = require_positive_int(workers, "workers")
+    items = list(items)
+    if pick_device(None if device is None else str(device)).type != "cpu" or workers == 1:
+        return [fn(item) for item in items]
+    with torch.random.fork_rng(devices=[]), _cpu_threads(CPU_THREADS, torch.device("cpu")):
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(fn, items))
