@@ -280,6 +280,8 @@ class TestCurveExplorer:
         assert rules[0]["left"] and spec(chart)["layer"][1]["transform"] == [
             {"filter": "datum.factor == factor_control"}
         ]
+        fine = self.make(levels={1: {"context": 262_144, "weight": 0.0053771234}}, log_y=True)
+        assert [level["y"] for level in next(d for d in datasets(fine) if "label" in d[0])] == [262_144, 0.00537712]
 
     def test_two_controls_and_a_single_curve_without_a_check_box(self):
         controls = [slider("layer", "layer", [0, 1]), choice("head", "head", ["a", "b"])]

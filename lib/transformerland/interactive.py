@@ -489,7 +489,7 @@ def curve_explorer(
             :func:`heatmap_explorer`). Every frame names the same curves, each coloured by ``colours``.
         controls: what picks the frame: :func:`slider`, :func:`choice` or :func:`toggle`.
         levels: frame key → label → height: labelled dashed horizontal lines drawn with the frame (a
-            context length, a baseline), kept to four significant digits. The first, third... are
+            context length, a baseline), kept to six significant digits. The first, third... are
             labelled at the left, the others at the right.
         log_y: a logarithmic y axis; the data are kept as ``log10`` of the values (``digits`` decimals of
             it: a relative precision that does not depend on the size), which must then be positive.
@@ -525,7 +525,7 @@ def curve_explorer(
         for label, height in heights.items():
             (height,) = _numbers([height], f"levels[{key!r}][{label!r}]")
             extent.append(torch.tensor([float(height)], dtype=torch.float64))
-            stored = float(f"{height:.4g}")  # four significant digits, whatever the scale
+            stored = float(f"{height:.6g}")  # six significant digits, whatever the scale
             level_records.append({**fields, "label": str(label), "y": stored, "left": len(level_records) % 2 == 0})
     if y_domain is None:
         everything = torch.cat(extent)
