@@ -282,6 +282,8 @@ class TestCurveExplorer:
         ]
         fine = self.make(levels={1: {"context": 262_144, "weight": 0.0053771234}}, log_y=True)
         assert [level["y"] for level in next(d for d in datasets(fine) if "label" in d[0])] == [262_144, 0.00537712]
+        three = self.make(levels={s: {"a": 1.0, "b": 2.0, "c": 3.0} for s in (1, 2)})
+        assert [level["left"] for level in datasets(three)[1]] == [True, False, True] * 2  # alternate within a frame
 
     def test_two_controls_and_a_single_curve_without_a_check_box(self):
         controls = [slider("layer", "layer", [0, 1]), choice("head", "head", ["a", "b"])]

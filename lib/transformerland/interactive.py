@@ -522,11 +522,11 @@ def curve_explorer(
     level_records = []
     for key, heights in (levels or {}).items():
         fields = _frame_fields(key, controls)
-        for label, height in heights.items():
+        for place, (label, height) in enumerate(heights.items()):
             (height,) = _numbers([height], f"levels[{key!r}][{label!r}]")
             extent.append(torch.tensor([float(height)], dtype=torch.float64))
             stored = float(f"{height:.6g}")  # six significant digits, whatever the scale
-            level_records.append({**fields, "label": str(label), "y": stored, "left": len(level_records) % 2 == 0})
+            level_records.append({**fields, "label": str(label), "y": stored, "left": place % 2 == 0})
     if y_domain is None:
         everything = torch.cat(extent)
         y_domain = (float(everything.min()), float(everything.max()))
