@@ -19,6 +19,7 @@ from transformerland.interactive import (
     TableSnapshots,
     choice,
     clock_wall,
+    curve_explorer,
     curve_toggles,
     heatmap_explorer,
     rope_pair_explorer,
@@ -238,6 +239,82 @@ def test_curve_toggles_give_every_curve_its_check_box_and_colour():
         curve_toggles([0], {"mystery": torch.zeros(1)}, **labels)
     with pytest.raises(ValueError, match="has 2 values for 3"):
         curve_toggles([0, 1, 2], {"rope": torch.zeros(2)}, **labels)
+
+
+class TestCurveExplorer:
+    def make(self, frames=None, controls=None, **options):
+        frames = (
+            frames
+            if frames is not None
+            else {
+                s: {"rope": torch.tensor([1.0, 2.0, 4.0]) * s, "alibi": torch.tensor([1.0, float("nan"), 3.0])}
+                for s in (1, 2, 3)
+            }
+        )
+        controls = controls or [slider("factor", "factor", [1, 2, 3])]
+        labels = dict(title="t", x_title="pair", y_title="wavelength", description="Curves that scale.")
+        return curve_explorer([0, 5, 10], frames, controls, **labels | options)
+
+    def test_each_frame_keeps_every_curve_rounded_and_picked_by_the_control(self):
+        chart = self.make(digits=2)
+        (records,) = datasets(chart)
+        assert [(r["factor"], r["curve"]) for r in records][:3] == [(1, "rope"), (1, "alibi"), (2, "rope")]
+        assert close(unflattened(records[2]), torch.tensor([2.0, 4.0, 8.0]))
+        assert records[1]["v"] == "100,,300"  # a NaN is a gap
+        transforms = spec(chart)["layer"][0]["transform"]
+        assert transforms[0] == {"filter": "datum.factor == factor_control"}
+        assert {"window": [{"op": "row_number", "field": "", "as": "index"}], "groupby": ["curve"]} in transforms
+        assert {"calculate": "[0, 5, 10][datum.index]", "as": "x"} in transforms
+        assert [b["input"] for b in bindings(chart).values()] == ["range", "checkbox", "checkbox"]
+        assert spec(chart)["layer"][0]["encoding"]["y"]["scale"]["domain"] == [1.0, 12.0]  # every frame's extent
+
+    def test_a_log_axis_keeps_logarithms_and_levels_move_with_the_frame(self):
+        levels = {s: {"old": 4.0, "new": 4.0 * s} for s in (1, 2, 3)}
+        chart = self.make(levels=levels, log_y=True, digits=3)
+        curves = next(d for d in datasets(chart) if "v" in d[0])
+        assert close(unflattened(curves[4], digits=3), torch.tensor([3.0, 6.0, 12.0]).log10())
+        assert {"calculate": "pow(10, datum.value)", "as": "y"} in spec(chart)["layer"][0]["transform"]
+        assert spec(chart)["layer"][0]["encoding"]["y"]["scale"]["type"] == "log"
+        rules = next(d for d in datasets(chart) if "label" in d[0])
+        assert rules[-1] == {"factor": 3, "label": "new", "y": 12.0, "left": False}
+        assert rules[0]["left"] and spec(chart)["layer"][1]["transform"] == [
+            {"filter": "datum.factor == factor_control"}
+        ]
+        fine = self.make(levels={1: {"context": 262_144, "weight": 0.0053771234}}, log_y=True)
+        assert [level["y"] for level in next(d for d in datasets(fine) if "label" in d[0])] == [262_144, 0.00537712]
+        three = self.make(levels={s: {"a": 1.0, "b": 2.0, "c": 3.0} for s in (1, 2)})
+        assert [level["left"] for level in datasets(three)[1]] == [True, False, True] * 2  # alternate within a frame
+
+    def test_two_controls_and_a_single_curve_without_a_check_box(self):
+        controls = [slider("layer", "layer", [0, 1]), choice("head", "head", ["a", "b"])]
+        frames = {(layer, head): {"rope": torch.ones(3)} for layer in (0, 1) for head in ("a", "b")}
+        chart = self.make(frames, controls)
+        assert set(bindings(chart)) == {"layer_control", "head_control"}
+        assert len(datasets(chart)[0]) == 4
+
+    @pytest.mark.parametrize(
+        ("frames", "options", "error", "words"),
+        [
+            ({}, {}, ValueError, "at least one frame"),
+            ({1: {}}, {}, ValueError, "at least one curve"),
+            ({1: {"rope": torch.ones(3)}, 2: {"alibi": torch.ones(3)}}, {}, ValueError, "same curves"),
+            ({1: {"rope": torch.ones(2)}}, {}, ValueError, "has 2 values for 3"),
+            ({1: {"rope": torch.ones(3, 1)}}, {}, ValueError, "have 1 dimensions"),
+            ({7: {"rope": torch.ones(3)}}, {}, ValueError, "not an option"),
+            ({1: {"mystery": torch.ones(3)}}, {}, ValueError, "no colour"),
+            ({1: {"rope": torch.zeros(3)}}, {"log_y": True}, ValueError, "positive values"),
+            ({1: {"rope": torch.ones(3)}}, {"log_y": True, "y_domain": (0, 1)}, ValueError, "positive y_domain"),
+            ({1: {"rope": torch.ones(3)}}, {"levels": {1: {"old": "high"}}}, TypeError, "sequence of numbers"),
+            ({1: {"rope": torch.ones(3)}}, {"description": ""}, ValueError, "needs a description"),
+        ],
+    )
+    def test_bad_input_is_refused_clearly(self, frames, options, error, words):
+        with pytest.raises(error, match=words):
+            self.make(frames, **options)
+
+    def test_needs_a_control(self):
+        with pytest.raises(ValueError, match="at least one control"):
+            curve_explorer([0], {1: {"rope": torch.ones(1)}}, [], title="t", x_title="x", y_title="y", description="d")
 
 
 def test_the_rope_explorer_shows_scores_that_depend_on_the_offset_only():

@@ -41,6 +41,7 @@ __all__ = [
     "TableSnapshots",
     "choice",
     "clock_wall",
+    "curve_explorer",
     "curve_toggles",
     "heatmap_explorer",
     "rope_pair_explorer",
@@ -188,14 +189,17 @@ def _whole_numbers(values: torch.Tensor, digits: int) -> str:
     return ",".join(str(round(v)) if math.isfinite(v) else "" for v in scaled)
 
 
-def _unflatten(chart: alt.Chart, field: str, digits: int, width: int | None = None) -> alt.Chart:
+def _unflatten(
+    chart: alt.Chart, field: str, digits: int, width: int | None = None, groupby: Sequence[str] = ()
+) -> alt.Chart:
     """Expand the string of numbers in ``field`` (:func:`_whole_numbers`) to one row per entry: ``index``
     (from 0), ``value``, and ``row``/``column`` of a row-major matrix ``width`` entries wide; entries that
-    were not finite are dropped."""
+    were not finite are dropped. With several records left, ``groupby`` names the fields that tell them
+    apart (each record's entries are counted from 0)."""
     chart = (
         chart.transform_calculate(**{field: f"split(datum.{field}, ',')"})
         .transform_flatten([field])
-        .transform_window(index="row_number()")
+        .transform_window(index="row_number()", **({"groupby": list(groupby)} if groupby else {}))
         .transform_filter(f"datum.{field} !== ''")
         .transform_calculate(index="datum.index - 1", value=f"toNumber(datum.{field}) / {10**digits}")
     )
@@ -244,15 +248,8 @@ def heatmap_explorer(
         if shape is not None and matrix.shape != shape:
             raise ValueError(f"every frame must have the same shape; got {tuple(shape)} and {tuple(matrix.shape)}.")
         shape = matrix.shape
-        keys = key if len(controls) > 1 else (key,)
-        if not isinstance(keys, tuple) or len(keys) != len(controls):
-            raise ValueError(f"with {len(controls)} controls each key must be a tuple of {len(controls)} values.")
-        for control, part in zip(controls, keys, strict=True):
-            if part not in control.options:
-                raise ValueError(f"frame key {part!r} is not an option of the control {control.field!r}.")
         finite.append(matrix[matrix.isfinite()])
-        fixed = {control.field: part for control, part in zip(controls, keys, strict=True)}
-        records.append({**fixed, "v": _whole_numbers(matrix.flatten(), digits)})
+        records.append({**_frame_fields(key, controls), "v": _whole_numbers(matrix.flatten(), digits)})
     if domain is None:
         everything = torch.cat(finite)
         low, high = float(everything.min()), float(everything.max())
@@ -282,6 +279,17 @@ def heatmap_explorer(
         .properties(width=size, height=size, title=title)
     )
     return _with_controls(chart, controls, description, {"frames": records})
+
+
+def _frame_fields(key: Any, controls: Sequence[Control]) -> dict[str, Any]:
+    """The control values that pick one frame, by field: ``key`` is one value, or a tuple with one per control."""
+    keys = key if len(controls) > 1 else (key,)
+    if not isinstance(keys, tuple) or len(keys) != len(controls):
+        raise ValueError(f"with {len(controls)} controls each key must be a tuple of {len(controls)} values.")
+    for control, part in zip(controls, keys, strict=True):
+        if part not in control.options:
+            raise ValueError(f"frame key {part!r} is not an option of the control {control.field!r}.")
+    return {control.field: part for control, part in zip(controls, keys, strict=True)}
 
 
 def _axis_labels(labels: Sequence[str], count: int, name: str) -> list[str]:
@@ -410,17 +418,13 @@ def curve_toggles(
     x = _numbers(list(x), "x")
     if not curves:
         raise ValueError("curve_toggles needs at least one curve.")
-    missing = [name for name in curves if name not in colours]
-    if missing:
-        raise ValueError(f"no colour for {missing}; pass colours={{name: '#rrggbb', …}} for every curve.")
-    shows = {name: toggle(f"show_{i}", name) for i, name in enumerate(curves)}
+    shows, shown, colour = _curve_boxes(list(curves), colours)
     records = []
     for name, values in curves.items():
         values = require_tensor(values, f"curves[{name!r}]", ndim=1).detach().double().cpu()
         if len(values) != len(x):
             raise ValueError(f"curves[{name!r}] has {len(values)} values for {len(x)} x positions.")
         records += [{"curve": name, "x": a, "y": _round(b, digits)} for a, b in zip(x, values.tolist(), strict=True)]
-    shown = " || ".join(f"(datum.curve == {name!r} && {shows[name].field}_control)" for name in curves)
     lines = (
         alt.Chart(alt.Data(name="curves"))
         .transform_filter(shown)
@@ -428,11 +432,7 @@ def curve_toggles(
         .encode(
             x=alt.X("x:Q", title=x_title, scale=alt.Scale(nice=False)),
             y=alt.Y("y:Q", title=y_title),
-            color=alt.Color(
-                "curve:N",
-                scale=alt.Scale(domain=list(curves), range=[colours[name] for name in curves]),
-                title=None,
-            ),
+            color=colour,
             tooltip=[alt.Tooltip("curve:N", title="curve"), alt.Tooltip("x:Q", title=x_title), "y:Q"],
         )
     )
@@ -446,7 +446,132 @@ def curve_toggles(
             ),
         ]
     chart = alt.layer(*layers).properties(width=WIDTH, height=300, title=title)
-    return _with_controls(chart, list(shows.values()), description, {"curves": records})
+    return _with_controls(chart, shows, description, {"curves": records})
+
+
+def _curve_boxes(names: Sequence[str], colours: Mapping[str, str]) -> tuple[list[Control], str, alt.Color]:
+    """A check box per curve, the filter that keeps the ticked curves' rows, and the curves' colours."""
+    missing = [name for name in names if name not in colours]
+    if missing:
+        raise ValueError(f"no colour for {missing}; pass colours={{name: '#rrggbb', …}} for every curve.")
+    shows = [toggle(f"show_{i}", name) for i, name in enumerate(names)]
+    shown = " || ".join(
+        f"(datum.curve == {name!r} && {box.field}_control)" for name, box in zip(names, shows, strict=True)
+    )
+    scale = alt.Scale(domain=list(names), range=[colours[name] for name in names])
+    return shows, shown, alt.Color("curve:N", scale=scale, title=None)
+
+
+def curve_explorer(
+    x: Sequence[int | float],
+    frames: Mapping[Any, Mapping[str, torch.Tensor]],
+    controls: Sequence[Control],
+    *,
+    title: str,
+    x_title: str,
+    y_title: str,
+    description: str,
+    colours: Mapping[str, str] = SCHEME_COLOURS,
+    levels: Mapping[Any, Mapping[str, float]] | None = None,
+    log_y: bool = False,
+    y_domain: tuple[float, float] | None = None,
+    digits: int = 3,
+) -> alt.LayerChart:
+    """A family of curves over the same ``x``, one set per frame, the frame chosen by the reader's controls.
+
+    With several curves, each also gets a check box that shows or hides it. The y axis keeps one range
+    for every frame, so that what moves when a control moves is the curves, not the axis.
+
+    Args:
+        x: ``(N,)`` positions of the points, the same for every curve.
+        frames: frame key → curve name → ``(N,)`` values (``NaN`` leaves a gap). With one control a key
+            is that control's value; with several, a tuple of their values in the same order (as in
+            :func:`heatmap_explorer`). Every frame names the same curves, each coloured by ``colours``.
+        controls: what picks the frame: :func:`slider`, :func:`choice` or :func:`toggle`.
+        levels: frame key → label → height: labelled dashed horizontal lines drawn with the frame (a
+            context length, a baseline), kept to six significant digits. The first, third... are
+            labelled at the left, the others at the right.
+        log_y: a logarithmic y axis; the data are kept as ``log10`` of the values (``digits`` decimals of
+            it: a relative precision that does not depend on the size), which must then be positive.
+        y_domain: the y axis range (default: the extent of every frame's curves and levels); points
+            outside it are drawn at its edge.
+        digits: decimals kept in the chart's data.
+    """
+    x = _numbers(list(x), "x")
+    if not frames:
+        raise ValueError("curve_explorer needs at least one frame of curves.")
+    if not controls:
+        raise ValueError("curve_explorer needs at least one control to choose a frame.")
+    names = list(next(iter(frames.values())))
+    if not names:
+        raise ValueError("each frame of curve_explorer needs at least one curve.")
+    shows, shown, colour = _curve_boxes(names, colours)
+    if len(names) == 1:  # nothing to tick: the one curve is always shown
+        shows, shown = [], "true"
+    records, extent = [], []
+    for key, curves in frames.items():
+        fields = _frame_fields(key, controls)
+        if list(curves) != names:
+            raise ValueError(f"every frame must name the same curves {names}; frame {key!r} has {list(curves)}.")
+        for name, values in curves.items():
+            values = require_tensor(values, f"frames[{key!r}][{name!r}]", ndim=1).detach().double().cpu()
+            if len(values) != len(x):
+                raise ValueError(f"frames[{key!r}][{name!r}] has {len(values)} values for {len(x)} x positions.")
+            extent.append(values[values.isfinite()])
+            records.append({**fields, "curve": name, "v": _whole_numbers(_stored(values, log_y), digits)})
+    level_records = []
+    for key, heights in (levels or {}).items():
+        fields = _frame_fields(key, controls)
+        for place, (label, height) in enumerate(heights.items()):
+            (height,) = _numbers([height], f"levels[{key!r}][{label!r}]")
+            extent.append(torch.tensor([float(height)], dtype=torch.float64))
+            stored = float(f"{height:.6g}")  # six significant digits, whatever the scale
+            level_records.append({**fields, "label": str(label), "y": stored, "left": place % 2 == 0})
+    if y_domain is None:
+        everything = torch.cat(extent)
+        y_domain = (float(everything.min()), float(everything.max()))
+    if log_y and min(y_domain) <= 0:
+        raise ValueError("a logarithmic y axis (log_y=True) needs positive values and a positive y_domain.")
+    y_scale = alt.Scale(type="log" if log_y else "linear", domain=list(y_domain), nice=False, clamp=True)
+    curves = _unflatten(
+        _filtered(alt.Chart(alt.Data(name="curves")), controls).transform_filter(shown), "v", digits, groupby=["curve"]
+    )
+    curves = curves.transform_calculate(
+        x=f"{json.dumps(x)}[datum.index]", y="pow(10, datum.value)" if log_y else "datum.value"
+    )
+    lines = curves.mark_line(point=alt.OverlayMarkDef(size=12), strokeWidth=1.5).encode(
+        x=alt.X("x:Q", title=x_title, scale=alt.Scale(nice=False)),
+        y=alt.Y("y:Q", title=y_title, scale=y_scale),
+        color=colour,
+        detail="curve:N",
+        tooltip=[
+            alt.Tooltip("curve:N", title="curve"),
+            alt.Tooltip("x:Q", title=x_title),
+            alt.Tooltip("y:Q", title=y_title, format=",.4~r"),
+        ],
+    )
+    layers = [lines]
+    if level_records:
+        rules = _filtered(alt.Chart(alt.Data(name="levels")), controls)
+        layers.append(rules.mark_rule(color="#000000", strokeDash=[4, 3]).encode(y=alt.Y("y:Q", scale=y_scale)))
+        for left in (True, False):
+            text = rules.transform_filter(f"{'' if left else '!'}datum.left").mark_text(
+                align="left" if left else "right", dx=4 if left else -4, dy=-4, baseline="bottom", color="#000000"
+            )
+            layers.append(text.encode(x=alt.value(0 if left else WIDTH), y=alt.Y("y:Q", scale=y_scale), text="label:N"))
+    chart = alt.layer(*layers).properties(width=WIDTH, height=320, title=title)
+    data = {"curves": records, "levels": level_records} if level_records else {"curves": records}
+    return _with_controls(chart, [*controls, *shows], description, data)
+
+
+def _stored(values: torch.Tensor, log_y: bool) -> torch.Tensor:
+    """The numbers a chart keeps: the values, or their ``log10`` for a logarithmic axis (positive values only)."""
+    if not log_y:
+        return values
+    finite = values[values.isfinite()]
+    if (finite <= 0).any():
+        raise ValueError(f"a logarithmic y axis (log_y=True) needs positive values, got {float(finite.min())}.")
+    return values.log10()
 
 
 def rope_pair_explorer(

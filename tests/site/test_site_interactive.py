@@ -15,7 +15,7 @@ import pytest
 from site_helpers import INTERACTIVE_NOTEBOOKS, ROOT, interactive_figure_count
 
 #: Every chapter teaches an idea that depends on a parameter, so every chapter has a figure to turn.
-CHAPTERS_WITH_A_KNOB = sorted((ROOT / "book").glob("0[1-6]_*.ipynb"))
+CHAPTERS_WITH_A_KNOB = sorted((ROOT / "book").glob("0[1-8]_*.ipynb"))
 #: The drawing of one figure: its SVG markup, which Vega redraws when a control changes the view.
 DRAWING = "(e) => e.querySelector('svg').outerHTML"
 #: The key that changes each kind of input, once it has the focus.
