@@ -87,12 +87,12 @@ test-fast:
 ## test-chapters: every chapter executed once, alone, in the Colab-like runtime, two at a time; fresh
 ## checker verdicts and NBVAL_CHECK_OUTPUT cells checked; outputs kept for the site's build.
 test-chapters:
-	$(PYTHON) -m pytest -m slow -n 2 -q tests/site/test_site_colab.py
+	$(PYTHON) -m pytest -m slow -n 2 -q --durations=8 tests/site/test_site_colab.py
 
 ## test-slow: the other slow tests, two at a time (work-stealing, so that neither core waits); the book is
 ## built once, by the first worker that needs it, and both share the site's tests.
 test-slow:
-	$(PYTHON) -m pytest -m "slow and not seeds" -n 2 --dist worksteal -q --deselect tests/site/test_site_colab.py
+	$(PYTHON) -m pytest -m "slow and not seeds" -n 2 --dist worksteal -q --durations=15 --deselect tests/site/test_site_colab.py
 
 ## test-seeds: the seed sweeps (seeds 0, 1 and 2) behind every comparison of trained models that the
 ## chapters state, two at a time (about ten minutes of CPU).

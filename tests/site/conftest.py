@@ -35,6 +35,7 @@ from site_helpers import ARTIFACTS, BUILD_COMMAND, BUILD_OUTPUTS, HTML_DIR, NOTE
 from tools.book import read
 from tools.colab_runtime import ColabRuntime, runtime
 from tools.execute_chapters import cache_folder
+from tools.facts import facts
 
 BUILD_TIMEOUT_S = 1800
 #: Where the build's numbers go, for the end-of-run report and the suite benchmark.
@@ -45,14 +46,22 @@ SITE_FIXTURES = {"site_build", "site", "site_url"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests that build or run something slow; run the chapters first."""
+    """Mark the tests that build or run something slow; run the chapters first, the longest first."""
     here = Path(__file__).parent
     for item in items:
         if not item.path.is_relative_to(here):
             continue
         if SITE_FIXTURES & set(item.fixturenames) or "colab_runtime" in item.fixturenames:
             item.add_marker(pytest.mark.slow)
-    items.sort(key=lambda item: "colab_runtime" not in getattr(item, "fixturenames", ()))
+    items.sort(key=run_order)
+
+
+def run_order(item: pytest.Item) -> tuple[bool, int]:
+    """Chapter runs first, the longest (by its budget) first, so that two workers finish together."""
+    if "colab_runtime" not in getattr(item, "fixturenames", ()):
+        return True, 0
+    path = getattr(item, "callspec", None) and item.callspec.params.get("path")
+    return False, -facts(path).budget_seconds if isinstance(path, Path) else 0
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
