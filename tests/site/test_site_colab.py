@@ -22,6 +22,7 @@ CPU thread.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -75,6 +76,20 @@ def fresh_verdicts(run: nbformat.NotebookNode) -> dict[str, dict[str, str]]:
     }
 
 
+def kernel_environment(colab_runtime: ColabRuntime) -> dict[str, str]:
+    """The runtime's environment; with chapters side by side (``pytest -n 2``), one intra-op thread each.
+
+    Two kernels that each start a pool of as many threads as there are cores fight over the cores (OpenMP
+    threads wait for one another by spinning): chapter 7, beside chapter 8, once took 171 s instead of
+    70 s. Training already uses one thread; this gives the real model's forward passes one too. No
+    printed output that a test compares depends on it.
+    """
+    env = colab_runtime.environment()
+    if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
+        env |= {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return env
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
 def test_chapter_runs_alone_in_a_colab_like_runtime(path: Path, colab_runtime: ColabRuntime):
     committed = read(path)
@@ -83,7 +98,7 @@ def test_chapter_runs_alone_in_a_colab_like_runtime(path: Path, colab_runtime: C
     kernels = KernelSpecManager(kernel_dirs=[str(colab_runtime.kernels)])
     manager = AsyncKernelManager(kernel_name=COLAB_KERNEL, kernel_spec_manager=kernels)
     # raises on the first failing cell (cells tagged raises-exception excepted)
-    seconds = run_in_empty_folder(run, CELL_TIMEOUT_S, kernel_manager=manager, env=colab_runtime.environment())
+    seconds = run_in_empty_folder(run, CELL_TIMEOUT_S, kernel_manager=manager, env=kernel_environment(colab_runtime))
 
     printed = "".join(outputs_text(run.cells[index]) for index in first.cells)
     said = {m["exercise"]: f"{m['verdict']} · {m['message']}" for m in VERDICT_PATTERN.finditer(printed)}
