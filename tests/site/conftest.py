@@ -46,7 +46,7 @@ SITE_FIXTURES = {"site_build", "site", "site_url"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark the tests that build or run something slow; run the chapters first, the longest first."""
+    """Mark the tests that build or run something slow; order them (:func:`run_order`)."""
     here = Path(__file__).parent
     for item in items:
         if not item.path.is_relative_to(here):
@@ -56,12 +56,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=run_order)
 
 
-def run_order(item: pytest.Item) -> tuple[bool, int]:
-    """Chapter runs first, the longest (by its budget) first, so that two workers finish together."""
-    if "colab_runtime" not in getattr(item, "fixturenames", ()):
-        return True, 0
-    path = getattr(item, "callspec", None) and item.callspec.params.get("path")
-    return False, -facts(path).budget_seconds if isinstance(path, Path) else 0
+def run_order(item: pytest.Item) -> tuple[int, int]:
+    """The chapter runs first, the longest (by its budget) first, so that two workers finish together; then
+    the tests that need no site, then the site's: under ``--dist worksteal`` the worker given the first half
+    starts on the former while the other builds the book, and neither waits for the build."""
+    names = set(getattr(item, "fixturenames", ()))
+    if "colab_runtime" in names:
+        path = item.callspec.params.get("path") if hasattr(item, "callspec") else None
+        return 0, -facts(path).budget_seconds if isinstance(path, Path) else 0
+    return (2 if SITE_FIXTURES & names or "offline_page" in names else 1), 0
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
