@@ -384,11 +384,14 @@ def test_chapter8_claims_hold_on_every_seed(seed):
     assert max(F["YaRN"][2], F["Llama 3"][2]) < min(F[k][2] for k in ("plain RoPE", "NTK-aware", "dynamic NTK")) - 0.005
     assert all(max(v) - min(v) < 0.02 for v in F.values()), F
     assert all(v[0] > plain[0] + 0.015 for v in F.values()), F
+    assert all(v[0] < plain[0] + 0.1 for k, v in F.items() if k != "linear (PI)"), F
+    assert F["linear (PI)"][0] > plain[0] + 0.15, F
     assert all(v[2] < plain[2] - 0.3 for v in F.values()), F
     small, large = plain, r["base 500k"]
     assert abs(large[0] - small[0]) < 0.02 and large[1] < small[1] and large[2] < small[2] - 0.1, (small, large)
     assert large[2] > alibi[2] + 0.1, (large, alibi)
     assert r["probe error"] < 0.8 * r["probe guess"], r
     assert r["probe far"] < 32 and r["probe far"] - r["probe late"] < 5, r
+    assert r["probe late"] < 27.5 - 4, r  # levelling off already inside the training length (true mean 27.5)
     none = r["none"]
     assert none[2] - none[0] < 0.25 and none[0] > plain[0] + 0.3, none
