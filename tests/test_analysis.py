@@ -28,6 +28,11 @@ def test_probe_recovers_positions_from_a_structured_table_but_not_from_noise():
     assert linear_position_probe(noise) > 8.0  # chance, guessing the middle, is 64 / 4 = 16
 
 
+def test_probe_does_not_depend_on_the_scale_of_the_table():
+    table = sinusoidal_encoding(64, 32) + 0.3 * torch.randn(64, 32, generator=torch.Generator().manual_seed(1))
+    assert abs(linear_position_probe(table) - linear_position_probe(table / 100)) < 1e-6
+
+
 def test_pca_explains_a_line_with_one_component():
     line = torch.linspace(0, 1, 20)[:, None] * torch.tensor([[1.0, 2.0, 3.0]])
     coordinates, ratio = pca(line, k=2)

@@ -27,9 +27,17 @@ def similarity_by_offset(similarity: torch.Tensor, max_offset: int | None = None
 def linear_position_probe(table: torch.Tensor, folds: int = 5, ridge: float = 1e-3, seed: int = 0) -> float:
     """How well a linear map recovers each row's position from its vector.
 
-    Ridge regression from row to index, scored by ``folds``-fold cross-validation.
-    Returns the mean absolute error in positions (chance is about ``N / 4`` for ``N`` rows
-    when always guessing the middle).
+    Ridge regression from row to index, scored by ``folds``-fold cross-validation. The penalty is
+    ``ridge`` times the training rows' summed squared deviation per column (``trace(XᵀX) / D`` for
+    the centred ``X``), so it does not depend on the table's scale: a table and ten times that
+    table get the same answer. Returns the mean absolute error in positions (chance is about
+    ``N / 4`` for ``N`` rows when always guessing the middle).
+
+    Args:
+        table: ``(N, D)`` one vector per position.
+        folds: cross-validation folds, 2 to ``N``.
+        ridge: the penalty, relative to the table's scale.
+        seed: seed of the split into folds.
     """
     require_tensor(table, "table", ndim=2)
     n = table.shape[0]
@@ -45,9 +53,9 @@ def linear_position_probe(table: torch.Tensor, folds: int = 5, ridge: float = 1e
         train[fold] = False
         xm, ym = x[train].mean(0), y[train].mean()
         xt = x[train] - xm
-        weights = torch.linalg.solve(
-            xt.T @ xt + ridge * n * torch.eye(x.shape[1], dtype=x.dtype), xt.T @ (y[train] - ym)
-        )
+        gram = xt.T @ xt  # (D, D)
+        penalty = ridge * torch.trace(gram) / x.shape[1]
+        weights = torch.linalg.solve(gram + penalty * torch.eye(x.shape[1], dtype=x.dtype), xt.T @ (y[train] - ym))
         errors[fold] = ((x[fold] - xm) @ weights + ym - y[fold]).abs()
     return float(errors.mean())
 
