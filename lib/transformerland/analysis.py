@@ -28,9 +28,10 @@ def linear_position_probe(table: torch.Tensor, folds: int = 5, ridge: float = 1e
     """How well a linear map recovers each row's position from its vector.
 
     Ridge regression from row to index, scored by ``folds``-fold cross-validation. The penalty is
-    ``ridge`` times the training rows' summed squared deviation per column (``trace(XᵀX) / D`` for
-    the centred ``X``), so it does not depend on the table's scale: a table and ten times that
-    table get the same answer. Returns the mean absolute error in positions (chance is about
+    ``ridge`` times the training rows' squared deviations from their column means, summed over the
+    rows and averaged over the ``D`` columns (``trace(XᵀX) / D`` for the centred ``X``), so it does
+    not depend on the table's scale: a table and ten times that table get the same answer.
+    Returns the mean absolute error in positions (chance is about
     ``N / 4`` for ``N`` rows when always guessing the middle).
 
     Args:
@@ -54,7 +55,13 @@ def linear_position_probe(table: torch.Tensor, folds: int = 5, ridge: float = 1e
         xm, ym = x[train].mean(0), y[train].mean()
         xt = x[train] - xm
         gram = xt.T @ xt  # (D, D)
-        penalty = ridge * torch.trace(gram) / x.shape[1]
+        scale = torch.trace(gram) / x.shape[1]
+        if scale == 0:
+            raise ValueError(
+                "Every column of the table is constant on the training rows: there is nothing to read; "
+                "pass a table whose rows differ."
+            )
+        penalty = ridge * scale
         weights = torch.linalg.solve(gram + penalty * torch.eye(x.shape[1], dtype=x.dtype), xt.T @ (y[train] - ym))
         errors[fold] = ((x[fold] - xm) @ weights + ym - y[fold]).abs()
     return float(errors.mean())
