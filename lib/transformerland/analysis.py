@@ -30,9 +30,9 @@ def linear_position_probe(table: torch.Tensor, folds: int = 5, ridge: float = 1e
     Ridge regression from row to index, scored by ``folds``-fold cross-validation. The penalty is
     ``ridge`` times the training rows' squared deviations from their column means, summed over the
     rows and averaged over the ``D`` columns (``trace(XᵀX) / D`` for the centred ``X``), so it does
-    not depend on the table's scale: a table and ten times that table get the same answer.
-    Returns the mean absolute error in positions (chance is about
-    ``N / 4`` for ``N`` rows when always guessing the middle).
+    not depend on the table's scale: a table and ten times that table get the same answer. Returns
+    the mean absolute error in positions (chance is about ``N / 4`` for ``N`` rows when always
+    guessing the middle).
 
     Args:
         table: ``(N, D)`` one vector per position.
