@@ -19,6 +19,7 @@ CHAPTERS = {
     floor: ROOT / "book" / f"{entry['chapter']}.ipynb" for floor, entry in BIBLE["floors"].items() if "chapter" in entry
 }
 QUOTED = re.compile(r"\"[^\"]*\"")
+INTRO = ROOT / "book" / "intro.md"
 
 
 def prose(floor: int) -> str:
@@ -140,3 +141,50 @@ def test_the_curtain_to_the_map_room() -> None:
     way = BIBLE["ways_up"]["floor_7_to_8"]
     assert way in scenes(7)[1], f"chapter 7's closing scene has no {way}"
     assert way in scenes(8)[0], f"chapter 8's opening scene has no {way}"
+
+
+def sentences(text: str) -> list[str]:
+    """The text cut at full stops, question and exclamation marks, with line breaks made spaces."""
+    return [" ".join(s.split()) for s in re.split(r"(?<=[.!?])\s+", text)]
+
+
+def test_the_road_runs_in_order() -> None:
+    """The introduction names the places of the road in the bible's order: the tower before the Square."""
+    text = " ".join(INTRO.read_text().split())
+    found = [text.find(place.removeprefix("the ")) for place in BIBLE["road"]]
+    assert -1 not in found, f"the introduction never names {BIBLE['road'][found.index(-1)]}"
+    assert found == sorted(found), f"the introduction names the road out of order: {BIBLE['road']}"
+
+
+@pytest.mark.parametrize("floor", [0, *sorted(CHAPTERS)])
+def test_the_square_lies_ahead(floor: int) -> None:
+    """No page says that "apple" has been in the Square: it is the next place after the tower."""
+    text = INTRO.read_text() if floor == 0 else prose(floor)
+    for sentence in sentences(text):
+        if "Square" in sentence:
+            wrong = re.search(r"Square below|\bpassed\b[^.;]*(all three|Square)|\bin the Square\b[^.;]*\bheard\b", sentence)
+            assert not wrong, f"{'the introduction' if floor == 0 else f'chapter {floor}'}: {sentence!r}"
+
+
+def test_who_heard_the_rumour() -> None:
+    """The introduction and chapter 1 tell the rumour the same way: who heard it, and where."""
+    rumour = BIBLE["rumour"]
+    village = rumour["where"].split(" the ")[-1].removeprefix("Embedding ")  # "Village"
+    for name, text in (("the introduction", INTRO.read_text()), ("chapter 1", prose(1))):
+        told = [s for s in sentences(text) if "rumour" in s]
+        assert told, f"{name} never tells the rumour"
+        first = told[0]
+        assert "road from the" in first and village in first, f"{name}: {first!r} is not {rumour['where']}"
+        for who in rumour["heard_by"]:
+            assert who in first, f"{name}: {who} does not hear the rumour in {first!r}"
+
+
+@pytest.mark.parametrize("floor", sorted(CHAPTERS))
+def test_scenes_are_told_in_the_present(floor: int) -> None:
+    """Every scene's speech is told in the present: "…," says Pip, never "…," said Pip."""
+    assert BIBLE["tense"] == "present"
+    verbs = "said|asked|replied|answered|called|added"
+    for scene in scenes(floor):
+        narration = QUOTED.sub('""', scene)  # quotations, and the quoted name "apple", become ""
+        past = re.findall(rf'""\s*(?:{verbs})\b|\b(?:{verbs})\s+""', narration)
+        assert not past, f"chapter {floor}'s scene narrates in the past tense: {past}"
