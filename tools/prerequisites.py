@@ -1,7 +1,7 @@
 """What the Makefile needs from the machine, checked before it is needed, with how to install what is missing.
 
 Run by the Makefile with the system's ``python3`` (before the project's ``.venv`` exists), so this file uses
-the standard library only and syntax that Python 3.6 still parses (so that an old interpreter is named, not a SyntaxError)::
+the standard library only, in syntax that Python 3.6 still parses (an old interpreter is named, not a SyntaxError)::
 
     python3 tools/prerequisites.py python npm chromium   # check these; exit 1, naming what is missing
     python3 tools/prerequisites.py --python-range        # print the supported range, e.g. "3.11 to 3.14"
