@@ -69,7 +69,6 @@ def test_one_release_everywhere():
     """pyproject.toml's version is the library's __version__ and the tag every set-up cell installs."""
     init = (ROOT / "lib" / "transformerland" / "__init__.py").read_text()
     library = re.search(r'^__version__ = "([^"]+)"', init, re.M)
-    )
     assert library and library.group(1) == version(ROOT), "lib/transformerland/__init__.py: run python -m tools.release"
     assert install_requirement(ROOT).endswith(f"@v{version(ROOT)}")
 
@@ -141,9 +140,7 @@ class TestNotebook:
             f"the set-up cell must install the release, {wanted!r}: run python -m tools.release"
         )
         ensure = re.search(r"^from transformerland\.extras import ensure\n\nensure\(([^)]*)\)", first_code.source, re.M)
-        assert ensure, (
-            "the set-up cell must then call transformerland.extras.ensure(...)"
-        )
+        assert ensure, "the set-up cell must then call transformerland.extras.ensure(...)"
         urls = set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", "\n".join(c.source for c in nb.cells)))
         assert urls <= {REPO_URL}, f"GitHub addresses other than {REPO_URL}: {urls - {REPO_URL}}"
         installs = [
