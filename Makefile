@@ -22,8 +22,9 @@ GRADES ?= grades.csv
 # What stops a command at once, naming the missing prerequisite and how to install it (tools/prerequisites.py).
 NEED = $(SYSTEM_PYTHON) tools/prerequisites.py
 # $(call fetch_failed,what,from where): an install that could not reach its registry says what it was fetching.
-fetch_failed = { echo "make $@: could not install $(1) from $(2) (the error is above). Offline or behind a" \
-  "proxy? Connect, or point pip's index-url/find-links (npm's registry) at a mirror that has it; then make again." >&2; exit 1; }
+fetch_failed = { echo "make $@: could not install $(1) from $(2) (its error is above). Offline or behind a proxy?" \
+  "Connect, or point the tool at a mirror that has it (pip: index-url or find-links; npm: registry; apt: sources);" \
+  "then run make again." >&2; exit 1; }
 
 .PHONY: install browser vendor book test test-fast test-chapters test-slow test-seeds colab-runtime serve bench bench-suite lint \
 	student handouts grade chapters tables prerequisites need-npm
