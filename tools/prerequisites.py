@@ -27,7 +27,7 @@ def python_range(root=ROOT):
     floor = re.search(r'requires-python\s*=\s*">=\s*(\d+)\.(\d+)"', text)
     listed = re.findall(r"Programming Language :: Python :: (\d+)\.(\d+)", text)
     if floor is None or not listed:
-        raise ValueError("pyproject.toml must state requires-python = \">=3.N\" and a classifier per version")
+        raise ValueError('pyproject.toml must state requires-python = ">=3.N" and a classifier per version')
     low = (int(floor.group(1)), int(floor.group(2)))
     high = max((int(a), int(b)) for a, b in listed)
     return low, high
@@ -84,8 +84,10 @@ CHECKS = {
     ),
     "chromium": (
         lambda: chromium() is not None,
-        lambda: "Chromium, the browser of the site's tests (make test); make browser installs Debian's package"
-        " when it can use root or sudo",
+        lambda: (
+            "Chromium, the browser of the site's tests (make test); make browser installs Debian's package"
+            " when it can use root or sudo"
+        ),
         "sudo apt-get install chromium (Ubuntu: sudo snap install chromium); then make test",
         "brew install --cask chromium; then make test",
     ),
