@@ -84,15 +84,16 @@ class TestInteractiveFigures:
     def test_chart_only_cells_show_the_figure_with_their_code_folded(self, figures_page, path: Path):
         """A cell tagged hide-input (it only builds a chart) shows its figure; its code opens on a click."""
         page = figures_page(path).page
-        folded = page.locator(".cell.tag_hide-input")
+        folded = page.locator(".cell.tag_hide-input:has(.vega-embed)")
         for cell in folded.all():
             expect(cell.locator(".vega-embed").first).to_be_visible()
             code = cell.locator(".cell_input pre").first
             expect(code).to_be_hidden()
             cell.locator("details.above-input > summary").first.click()
             expect(code).to_be_visible()
-        tagged = sum("hide-input" in c.metadata.get("tags", []) for c in nbformat.read(path, 4).cells)
-        assert folded.count() == tagged, f"{path.name}: {tagged} cells tagged hide-input, {folded.count()} folded"
+        cells = nbformat.read(path, as_version=4).cells
+        tagged = sum("hide-input" in c.metadata.get("tags", []) and "vegaEmbed(" in str(c.outputs) for c in cells)
+        assert folded.count() == tagged, f"{path.name}: {tagged} chart cells tagged hide-input, {folded.count()} folded"
 
     def test_every_control_redraws_its_figure_from_the_keyboard(self, figures_page, path: Path):
         visit = figures_page(path)
