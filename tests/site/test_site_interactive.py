@@ -91,7 +91,7 @@ class TestInteractiveFigures:
             expect(code).to_be_hidden()
             cell.locator("details.above-input > summary").first.click()
             expect(code).to_be_visible()
-        cells = nbformat.read(path, as_version=4).cells
+        cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
         tagged = sum("hide-input" in c.metadata.get("tags", []) and "vegaEmbed(" in str(c.outputs) for c in cells)
         assert folded.count() == tagged, f"{path.name}: {tagged} chart cells tagged hide-input, {folded.count()} folded"
 
