@@ -22,7 +22,7 @@ GRADES ?= grades.csv
 # What stops a command at once, naming the missing prerequisite and how to install it (tools/prerequisites.py).
 NEED = $(SYSTEM_PYTHON) tools/prerequisites.py
 # $(call fetch_failed,what,from where): an install that could not reach its registry says what it was fetching.
-fetch_failed = { echo "make $@: could not install $(1) from $(2) (its error is above). Offline or behind a proxy?" \
+fetch_failed = { echo "make $(if $(filter $(INSTALLED),$@),install,$@): could not install $(1) from $(2) (its error is above). Offline or behind a proxy?" \
   "Connect, or point the tool at a mirror that has it (pip: index-url or find-links; npm: registry; apt: sources);" \
   "then run make again." >&2; exit 1; }
 
@@ -36,7 +36,7 @@ fetch_failed = { echo "make $@: could not install $(1) from $(2) (its error is a
 install: $(INSTALLED)
 
 $(INSTALLED): requirements.txt pyproject.toml
-	@command -v $(SYSTEM_PYTHON) >/dev/null 2>&1 || { echo "make $@: no $(SYSTEM_PYTHON) on PATH." \
+	@command -v $(SYSTEM_PYTHON) >/dev/null 2>&1 || { echo "make install: no $(SYSTEM_PYTHON) on PATH." \
 	  "Debian/Ubuntu: sudo apt-get install python3 python3-venv; macOS: brew install python@3.13." >&2; exit 1; }
 	@$(NEED) python venv
 	@test -x $(PYTHON) || $(SYSTEM_PYTHON) -m venv $(VENV)

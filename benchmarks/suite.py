@@ -27,8 +27,8 @@ BUILD = ROOT / "test-artifacts" / "build.json"
 BUDGET_S = 600.0
 #: What each stage of `make test` does, for the table.
 WHAT = {
-    "install": "`make install browser vendor`: pinned packages, the library, the figures' JavaScript, "
-    "Chromium and MathJax when missing",
+    "install": "`make browser install vendor`: Chromium when missing; the project's .venv when missing or out "
+    "of date; MathJax and the figures' JavaScript",
     "lint": "`make lint`: ruff check and ruff format --check",
     "fast tests": "`make test-fast`: library, checkers, conventions, generated tables",
     "chapters": "`make test-chapters`: each chapter once in the Colab-like runtime, two at a time",
