@@ -5,6 +5,9 @@
 SYSTEM_PYTHON ?= python3
 VENV ?= .venv
 PYTHON := $(VENV)/bin/python
+# ... and its programs (jupyter-book, pytest's subprocesses, the kernels) come first on every recipe's PATH.
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(VIRTUAL_ENV)/bin:$(PATH)
 PIP := $(PYTHON) -m pip install --quiet --disable-pip-version-check
 # torch's build: cpu by default (no NVIDIA packages), or a CUDA one from PyTorch's index: make install TORCH=cu128
 TORCH ?= cpu

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import yaml
 
@@ -17,7 +19,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 #: The README's build (``make book``): warnings are errors, nitpicky; chapters' outputs from the cache that
 #: their run filled (``execute_notebooks: cache``), a chapter missing from it executed by the build.
-BUILD_COMMAND = ["jupyter-book", "build", "-W", "-n", "--keep-going", "."]
+BUILD_COMMAND = [str(Path(sys.executable).parent / "jupyter-book"), "build", "-W", "-n", "--keep-going", "."]
 
 #: Every page of the book, as its source path without suffix (``book/intro``), in reading order.
 PAGES = pages(ROOT)
@@ -44,7 +46,6 @@ class Build:
 # The interactive figures and the accessibility audit (test_site_interactive.py, test_site_accessibility.py).
 import dataclasses  # noqa: E402
 import json  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 from tools.prerequisites import chromium  # noqa: E402
 
