@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -31,13 +32,16 @@ STATIC_SUBDIR = "mathjax"
 #: The component the pages load: TeX and MathML in, CommonHTML out (what the CDN address loaded).
 ENTRY = "tex-mml-chtml.js"
 #: What the site serves from the package's ``es5/``: the entry, the TeX extensions it loads on demand
-#: (autoload), the CommonHTML fonts, and the menu's accessibility components (with their speech rules).
+#: (autoload), the CommonHTML fonts, and the menu's accessibility components with their speech rules
+#: for English and Nemeth Braille (:data:`SPEECH`; the other languages' 3.5 MB are left out).
 SERVED = [ENTRY, "input", "output/chtml", "a11y", "ui", "sre", "LICENSE"]
+#: The speech-rule files kept from ``sre/mathmaps/``.
+SPEECH = {"base.json", "en.json", "nemeth.json"}
 
 
 def cache_dir() -> Path:
     """The cache folder: ``$MATHJAX_DIR``, or one named after the version."""
-    default = Path.home() / ".cache" / "apple-in-transformerland" / f"mathjax-{VERSION}-site"
+    default = Path.home() / ".cache" / "apple-in-transformerland" / f"mathjax-{VERSION}-served"
     return Path(os.environ.get("MATHJAX_DIR", default))
 
 
@@ -49,13 +53,15 @@ def fetch(where: Path | None = None) -> Path:
         return where
     with tempfile.TemporaryDirectory() as scratch:
         with npm.pack("mathjax", VERSION, Path(scratch), target) as archive:
-            archive.extractall(scratch, filter="data")
+            # the "data" filter (no links or paths out of the folder) where this Python has it (3.11.4 and later)
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            archive.extractall(scratch, **safe)
         unpacked = Path(scratch) / "package"
         staging = Path(scratch) / STATIC_SUBDIR
         for name in SERVED:
             source = unpacked / "es5" / name if name != "LICENSE" else unpacked / name
             if source.is_dir():
-                shutil.copytree(source, staging / name)
+                shutil.copytree(source, staging / name, ignore=_other_languages)
             else:
                 staging.mkdir(exist_ok=True)
                 shutil.copy2(source, staging / name)
@@ -63,6 +69,13 @@ def fetch(where: Path | None = None) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(staging, target)
     return where
+
+
+def _other_languages(folder: str, names: list[str]) -> set[str]:
+    """For ``shutil.copytree``: the speech-rule files of ``sre/mathmaps/`` other than :data:`SPEECH`."""
+    if not folder.endswith("mathmaps"):
+        return set()
+    return {name for name in names if name.endswith(".json") and name not in SPEECH}
 
 
 def _on_builder_inited(app: Any) -> None:
