@@ -98,7 +98,11 @@ def setup(app: Any) -> dict[str, Any]:
 
 def main() -> int:
     """Fetch MathJax (``make vendor``) and say where it is."""
-    where = fetch()
+    try:
+        where = fetch()
+    except RuntimeError as error:
+        print(error, file=sys.stderr)
+        return 1
     print(f"MathJax {VERSION} is in {where / STATIC_SUBDIR}")
     return 0
 

@@ -31,9 +31,10 @@ def pack(name: str, version: str, scratch: Path, into: Path) -> tarfile.TarFile:
     what = f"{name}@{version}"
     if shutil.which("npm") is None:
         raise RuntimeError(f"npm is needed once, to fetch {what} into {into}; install it ({INSTALL_NPM}).")
-    done = subprocess.run(["npm", "pack", "--silent", what], cwd=scratch, capture_output=True, text=True)
+    command = ["npm", "pack", "--loglevel=error", "--fetch-retries=1", what]  # an unreachable registry: ~20 s
+    done = subprocess.run(command, cwd=scratch, capture_output=True, text=True)
     if done.returncode:
-        said = (done.stderr or done.stdout).strip()[-2000:] or "(npm printed nothing)"
+        said = "\n".join((done.stderr or done.stdout).strip().splitlines()[:4]) or "(npm printed nothing)"
         raise RuntimeError(
             f"could not fetch {what} from {registry()} with `npm pack {what}`: {said}\n"
             f"Offline? Run `make vendor` once with the network (or set npm's registry to a mirror), or unpack "

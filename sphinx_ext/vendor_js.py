@@ -136,7 +136,11 @@ def setup(app: Any) -> dict[str, Any]:
 
 def main() -> int:
     """Fetch the pinned packages (``make vendor``) and say where they are."""
-    where = fetch()
+    try:
+        where = fetch()
+    except RuntimeError as error:
+        print(error, file=sys.stderr)
+        return 1
     print(f"Vega, Vega-Lite and vega-embed are in {where / STATIC_SUBDIR}")
     return 0
 
