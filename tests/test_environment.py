@@ -124,3 +124,16 @@ def test_ci_runs_exactly_the_readme_test_command():
     lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line and not line.startswith("#")]
     assert lines[-1] == "make test"
     assert "make test   #" in (ROOT / "README.md").read_text()
+
+
+def test_an_unreachable_npm_registry_is_named_with_what_was_being_fetched(monkeypatch, tmp_path):
+    from sphinx_ext import npm
+
+    refused = subprocess.CompletedProcess([], 1, "", "npm error code ECONNREFUSED\nnpm error syscall connect\n")
+    monkeypatch.setattr(npm.shutil, "which", lambda name: "/usr/bin/npm")
+    monkeypatch.setattr(npm.subprocess, "run", lambda *args, **kwargs: refused)
+    with pytest.raises(RuntimeError, match=r"could not fetch mathjax@3\.2\.2 from .*ECONNREFUSED(.|\n)*make vendor"):
+        npm.pack("mathjax", "3.2.2", tmp_path, tmp_path / "mathjax")
+    monkeypatch.setattr(npm.shutil, "which", lambda name: None)
+    with pytest.raises(RuntimeError, match=r"npm is needed once, to fetch mathjax@3\.2\.2 .*apt-get install npm"):
+        npm.pack("mathjax", "3.2.2", tmp_path, tmp_path / "mathjax")
