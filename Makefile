@@ -43,6 +43,7 @@ $(INSTALLED): requirements.txt pyproject.toml
 	  "Debian/Ubuntu: sudo apt-get install python3 python3-venv; macOS: brew install python@3.13." >&2; exit 1; }
 	@$(NEED) python venv
 	@test -x $(PYTHON) || $(SYSTEM_PYTHON) -m venv $(VENV)
+	@rm -f $(VENV)/.installed-*  # one torch build at a time: switching TORCH installs again
 	@$(PIP) pip==$(PIP_VERSION) || $(call fetch_failed,pip $(PIP_VERSION),pip's index)
 	@# torch first, alone: a wheel already at hand (pip's find-links) when there is one, else PyTorch's index.
 	@$(PYTHON) -m pip show torch 2>/dev/null | grep -qx "Version: $(subst torch==,,$(TORCH_PIN))" \
