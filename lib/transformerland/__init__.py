@@ -16,7 +16,8 @@ Modules, one idea each:
 - :mod:`~transformerland.plotting`: one look for every figure;
 - :mod:`~transformerland.interactive`: figures a reader can turn (Vega-Altair, no kernel needed);
 - :mod:`~transformerland.exercises`: the checkers of the exercises, built on
-  :mod:`~transformerland.exercises.checking`.
+  :mod:`~transformerland.exercises.checking`;
+- :mod:`~transformerland.extras`: what a chapter's set-up cell brings beyond the library, at the library's floors.
 """
 
 __version__ = "0.1.0"

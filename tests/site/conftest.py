@@ -177,7 +177,7 @@ def offline_browser() -> Iterator[object]:
     from site_helpers import CHROMIUM, CHROMIUM_ARGS
 
     if not CHROMIUM.exists():
-        pytest.fail(f"no Chromium at {CHROMIUM}: run `make browser` (it installs Debian's chromium)")
+        pytest.fail(f"no Chromium at {CHROMIUM}: run `make browser`, or see `python3 tools/prerequisites.py chromium`")
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         yield browser
@@ -188,14 +188,12 @@ def offline_browser() -> Iterator[object]:
 def offline_page(offline_browser, site_url: str):
     """Open a page of the site as an offline reader would: ``open_(name) -> OfflineVisit``.
 
-    Everything is served from localhost except MathJax, answered from its local copy (``make
-    browser``); any other outside request is refused and noted. Console errors and uncaught
-    exceptions are collected. Each call opens a fresh page; close it when done.
+    Everything is served from localhost (MathJax and Vega included: the site serves them); any outside
+    request is refused and noted. Console errors and uncaught exceptions are collected. Each call opens
+    a fresh page; close it when done.
     """
-    from site_helpers import MATHJAX_DIR, OfflineVisit, offline_route
+    from site_helpers import OfflineVisit, offline_route
 
-    if not (MATHJAX_DIR / "es5" / "tex-mml-chtml.js").is_file():
-        pytest.fail(f"no MathJax 3 at {MATHJAX_DIR}: run `make browser` (it fetches mathjax@3.2.2 from npm)")
     context = offline_browser.new_context(viewport={"width": 1280, "height": 900})
 
     def open_(name: str) -> OfflineVisit:

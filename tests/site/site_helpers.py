@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 import yaml
 
@@ -17,7 +19,7 @@ ARTIFACTS = ROOT / "test-artifacts"
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 #: The README's build (``make book``): warnings are errors, nitpicky; chapters' outputs from the cache that
 #: their run filled (``execute_notebooks: cache``), a chapter missing from it executed by the build.
-BUILD_COMMAND = ["jupyter-book", "build", "-W", "-n", "--keep-going", "."]
+BUILD_COMMAND = [str(Path(sys.executable).parent / "jupyter-book"), "build", "-W", "-n", "--keep-going", "."]
 
 #: Every page of the book, as its source path without suffix (``book/intro``), in reading order.
 PAGES = pages(ROOT)
@@ -44,8 +46,8 @@ class Build:
 # The interactive figures and the accessibility audit (test_site_interactive.py, test_site_accessibility.py).
 import dataclasses  # noqa: E402
 import json  # noqa: E402
-import os  # noqa: E402
-from pathlib import Path  # noqa: E402
+
+from tools.prerequisites import chromium  # noqa: E402
 
 #: The chapters that hold interactive figures (Altair charts built with ``transformerland.interactive``).
 INTERACTIVE_NOTEBOOKS = [path for path in NOTEBOOKS if "transformerland.interactive" in path.read_text()]
@@ -63,7 +65,7 @@ def interactive_figure_count(path: Path) -> int:
 
 # What the browser tests of the interactive figures and of accessibility share (tests/site/conftest.py's
 # ``offline_page``): the same headless Chromium, and the same offline answers, as test_site_browser.py.
-CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM = Path(chromium() or "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -72,8 +74,6 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-MATHJAX_CDN = "https://cdn.jsdelivr.net/npm/mathjax@3/"
-MATHJAX_DIR = Path(os.environ.get("MATHJAX_DIR", Path.home() / ".cache/apple-in-transformerland/mathjax-3.2.2"))
 #: Console errors that come from the book's toolchain itself, which the book cannot fix from its
 #: configuration. sphinx-thebe 0.3.1 registers an inline script of `const` declarations that the page
 #: then carries twice, so the second copy throws; the first copy has defined the constants, and the
@@ -95,17 +95,12 @@ class OfflineVisit:
 
 
 def offline_route(site_url: str, outside: list[str]):
-    """A Playwright route handler: the site from localhost, MathJax from its local copy, nothing else."""
-    from urllib.parse import urlsplit
+    """A Playwright route handler: the site from localhost, nothing else (MathJax and Vega are the site's own)."""
 
     def handle(route) -> None:
         url = route.request.url
         if url.startswith(site_url):
             route.continue_()
-            return
-        local = MATHJAX_DIR / urlsplit(url).path.removeprefix("/npm/mathjax@3/")
-        if url.startswith(MATHJAX_CDN) and local.is_file():
-            route.fulfill(path=local)
             return
         outside.append(url)
         route.abort()

@@ -5,11 +5,10 @@ to ``test-artifacts/screenshots/`` (look at them). Then, per page: no console er
 fetched from outside, every equation typeset by MathJax, every image loaded and described, the
 Colab launch link aimed at the page's own notebook, and every solution folded until clicked.
 
-Nothing outside this machine is reachable here or in CI. The only outside resource the pages
-load is MathJax, from the CDN named in ``_config.yml``; the tests answer those requests from a
-local copy of the same MathJax 3 release (``make browser`` fetches it from the npm registry),
-so equations are really typeset, as they are for a reader online. Any other outside request is
-blocked and fails the page.
+Nothing outside this machine is reachable here or in CI, and the pages need nothing from outside: the
+site serves MathJax itself (``sphinx_ext/mathjax.py``), as it serves Vega, so every equation is typeset
+for a reader with no network (a downloaded copy, a classroom mirror) exactly as the tests see it. Any
+outside request is blocked and fails the page. Every page has one header and one search box.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from site_helpers import ARTIFACTS, CONFIG, KNOWN_TOOLCHAIN_ERRORS, MATHJAX_DIR, PAGES, ROOT, is_notebook, offline_route
+from site_helpers import ARTIFACTS, CONFIG, KNOWN_TOOLCHAIN_ERRORS, PAGES, ROOT, is_notebook, offline_route
 
 SCREENSHOTS = ARTIFACTS / "screenshots"
 #: TeX that MathJax should have replaced: delimiters, environments and common commands.
@@ -54,8 +53,6 @@ class Visit:
 @pytest.fixture(scope="module")
 def browser(offline_browser: Browser) -> Browser:
     """The session's one Chromium (a second Playwright in the same process would fail)."""
-    if not (MATHJAX_DIR / "es5" / "tex-mml-chtml.js").is_file():
-        pytest.fail(f"no MathJax 3 at {MATHJAX_DIR}: run `make browser` (it fetches mathjax@3.2.2 from npm)")
     return offline_browser
 
 
@@ -123,6 +120,22 @@ class TestPage:
         text = " ".join(math["text"].split())
         raw = RAW_TEX.search(text)
         assert raw is None, f"{name}: raw TeX in the visible text: …{text[max(raw.start() - 60, 0) : raw.end() + 60]}…"
+
+    def test_mathjax_is_the_sites_own(self, open_page: Callable[[str], Visit], name: str):
+        """MathJax came from the site's _static/mathjax/, with its fonts, and typeset with no network."""
+        page = open_page(name).page
+        sources = page.eval_on_selector_all("script[src*='mathjax']", "all => all.map(s => s.src)")
+        assert all("/_static/mathjax/" in src for src in sources), f"{name}: MathJax from {sources}"
+        if page.locator(".math").count():
+            assert sources, f"{name}: formulas but no MathJax script"
+
+    def test_one_header_and_one_search_box(self, open_page: Callable[[str], Visit], name: str):
+        """The sidebar's search, as sphinx-book-theme shows it: no second header band with a second one."""
+        page = open_page(name).page
+        searches = page.locator(".search-button-field:visible").count()
+        assert searches == 1, f"{name}: {searches} search boxes in view"
+        band = page.locator("#pst-header:visible").count()
+        assert band == 0, f"{name}: a header band above the page (pydata-sphinx-theme's navbar; navbar_persistent)"
 
     def test_every_image_loads_and_has_alt_text(self, open_page: Callable[[str], Visit], name: str):
         images = open_page(name).page.evaluate(

@@ -1,7 +1,7 @@
 """The interactive figures on the built site, operated in a real browser, offline.
 
 Every chapter page with an interactive figure is opened in Debian's Chromium with nothing outside
-the site reachable (MathJax aside, answered from its local copy). Each figure must be drawn, by
+the site reachable. Each figure must be drawn, by
 Vega served from the site's own ``_static/vega/`` (``sphinx_ext/vendor_js.py``), and carry its alt text.
 Then every control is operated *from the keyboard*, as a reader who cannot use a mouse would
 (Tab focus, then an arrow key or Space), and the drawing must change, with no console error.
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import nbformat
 import pytest
+from playwright.sync_api import expect
 from site_helpers import INTERACTIVE_NOTEBOOKS, ROOT, interactive_figure_count
 
 #: Every chapter teaches an idea that depends on a parameter, so every chapter has a figure to turn.
@@ -78,6 +80,20 @@ class TestInteractiveFigures:
             )
             assert caption.strip().startswith("Try it"), f"{path.name}, figure {i}: no 'Try it' caption after it"
             assert figure.locator(".vega-bindings input, .vega-bindings select").count() > 0
+
+    def test_chart_only_cells_show_the_figure_with_their_code_folded(self, figures_page, path: Path):
+        """A cell tagged hide-input (it only builds a chart) shows its figure; its code opens on a click."""
+        page = figures_page(path).page
+        folded = page.locator(".cell.tag_hide-input:has(.vega-embed)")
+        for cell in folded.all():
+            expect(cell.locator(".vega-embed").first).to_be_visible()
+            code = cell.locator(".cell_input pre").first
+            expect(code).to_be_hidden()
+            cell.locator("details.above-input > summary").first.click()
+            expect(code).to_be_visible()
+        cells = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+        tagged = sum("hide-input" in c.metadata.get("tags", []) and "vegaEmbed(" in str(c.outputs) for c in cells)
+        assert folded.count() == tagged, f"{path.name}: {tagged} chart cells tagged hide-input, {folded.count()} folded"
 
     def test_every_control_redraws_its_figure_from_the_keyboard(self, figures_page, path: Path):
         visit = figures_page(path)
