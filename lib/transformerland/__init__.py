@@ -4,7 +4,9 @@ Modules, one idea each:
 
 - :mod:`~transformerland.attention`: scaled dot-product and multi-head self-attention;
 - :mod:`~transformerland.symmetry`: shuffling tokens and measuring what changes;
-- :mod:`~transformerland.encodings`: the position schemes (sinusoidal, learned, rotary, ALiBi);
+- :mod:`~transformerland.encodings`: the position schemes (sinusoidal, learned, rotary, ALiBi) and RoPE's variants;
+- :mod:`~transformerland.layer_plans`: a position scheme, base and window per layer (NoPE layers, local and global);
+- :mod:`~transformerland.mla`: multi-head latent attention's cache and its decoupled rotary key;
 - :mod:`~transformerland.model`: a tiny transformer built from one ``TransformerConfig``;
 - :mod:`~transformerland.tasks`: synthetic tasks whose answers depend on order;
 - :mod:`~transformerland.training`: seeded, device-aware training and evaluation loops;

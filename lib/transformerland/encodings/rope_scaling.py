@@ -14,7 +14,13 @@ changes the angular frequencies ``θ_i`` (and, for YaRN, the size of the rotated
   frequency, pairs that turn less than once are interpolated, a linear ramp between; and the
   rotated queries and keys are multiplied by ``0.1·ln(factor) + 1``;
 * ``"llama3"``: Llama 3.1's bands: short wavelengths kept, long ones divided by the factor,
-  a smooth blend between.
+  a smooth blend between;
+* ``"longrope"``: LongRoPE (Ding et al., 2024; Phi-3): one searched factor per pair,
+  ``θ_i / short_factor[i]`` up to the original length and ``θ_i / long_factor[i]`` beyond it, and
+  cos and sin multiplied by ``sqrt(1 + ln(factor) / ln(L))``.
+
+Any recipe also takes transformers' ``partial_rotary_factor`` ``f``: only ``r = int(d·f)`` of a
+head's ``d`` dimensions turn, and the frequencies are spaced over ``r`` (see ``partial_rotary``).
 
 :func:`rope_frequencies` takes ``scaling`` in the form of transformers' ``rope_parameters``
 (``{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192, ...}``), so a
@@ -33,6 +39,7 @@ import torch
 from torch import nn
 
 from .._validation import require_even, require_positive_float, require_positive_int, require_tensor
+from .partial_rotary import rotary_width
 from .sinusoidal import sinusoid_frequencies
 
 #: The recipes :func:`rope_frequencies` knows, in the order the book introduces them.
@@ -52,7 +59,7 @@ __all__ = [
     "yarn_ramp",
 ]
 
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
+ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
 
 #: Keys each recipe needs in ``scaling`` (besides ``rope_type``).
 REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
@@ -62,6 +69,7 @@ REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "dynamic": ("factor", "original_max_position_embeddings"),
     "yarn": ("factor", "original_max_position_embeddings"),
     "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
+    "longrope": ("factor", "original_max_position_embeddings", "short_factor", "long_factor"),
 }
 
 #: Keys a recipe may have besides the required ones. ``rope_theta`` (the base) and the old
@@ -75,8 +83,9 @@ OPTIONAL_KEYS: dict[str, tuple[str, ...]] = {
     "dynamic": (),
     "yarn": ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate"),
     "llama3": (),
+    "longrope": ("attention_factor",),
 }
-_EVERYWHERE = ("rope_type", "type", "rope_theta")
+_EVERYWHERE = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
 
 def _rope_type(scaling: Mapping[str, object] | None) -> str:
@@ -237,18 +246,21 @@ def rope_frequencies(
         scaling: ``None`` for plain RoPE, or a dict in the form of transformers' ``rope_parameters``:
             ``rope_type`` (one of :data:`ROPE_TYPES`) and that recipe's keys (:data:`REQUIRED_KEYS`,
             :data:`OPTIONAL_KEYS`). ``original_max_position_embeddings`` is the training length ``L``.
-        seq_len: the current sequence length, read by ``"dynamic"`` only (``None``: ``L``, no change).
+        seq_len: the current length, read by ``"dynamic"`` and ``"longrope"`` only (``None``: ``L``, no change).
             (transformers' ``"dynamic"`` reads ``L`` from the model's ``max_position_embeddings``;
             here it is the dict's ``original_max_position_embeddings``, as for the other recipes.)
 
     Returns:
         ``(inv_freq, attention_factor)``: ``inv_freq`` the ``(d/2,)`` float64 frequencies ``θ_i``
-        (pair ``i`` turns by ``m·θ_i`` at position ``m``), ``attention_factor`` the number cos and
-        sin are multiplied by (1.0 except for YaRN).
+        (pair ``i`` turns by ``m·θ_i`` at position ``m``; ``(r/2,)`` with a ``partial_rotary_factor``),
+        ``attention_factor`` the number cos and sin are multiplied by (1.0 except for YaRN and LongRoPE).
     """
     head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
     base = require_positive_float(base, "base")
     kind = _rope_type(scaling)
+    if scaling is not None and scaling.get("partial_rotary_factor") is not None:
+        # only r = int(d·f) dimensions turn, and the frequencies are spaced over r, not d
+        head_dim = rotary_width(head_dim, scaling["partial_rotary_factor"])
     if kind != "default":
         theta = scaling.get("rope_theta")
         if theta is not None and not math.isclose(float(theta), base, rel_tol=1e-12):
@@ -283,11 +295,39 @@ def rope_frequencies(
         elif not isinstance(attention, numbers.Real) or isinstance(attention, bool):
             raise TypeError(f"scaling['attention_factor'] must be a number, got {attention!r}.")
         return plain / factor * share + plain * (1 - share), float(attention)
+    if kind == "longrope":
+        return _longrope(plain, scaling, factor, original, seq_len)
     # llama3
     share = llama3_bands(
         2 * math.pi / plain, original, float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
     )
     return plain / factor * share + plain * (1 - share), 1.0
+
+
+def _longrope(
+    plain: torch.Tensor, scaling: Mapping[str, object], factor: float, original: int, seq_len: int | None
+) -> tuple[torch.Tensor, float]:
+    """LongRoPE: ``θ_i / short_factor[i]`` up to ``L`` tokens, ``θ_i / long_factor[i]`` past it; and its gain."""
+    pairs = plain.shape[0]
+    chosen = (
+        "long_factor" if seq_len is not None and require_positive_int(seq_len, "seq_len") > original else "short_factor"
+    )
+    per_pair = scaling[chosen]
+    if isinstance(per_pair, str | bytes) or not hasattr(per_pair, "__len__"):
+        raise TypeError(
+            f"scaling[{chosen!r}] must be a list of {pairs} numbers, one per rotated pair; got {per_pair!r}."
+        )
+    if len(per_pair) != pairs:
+        raise ValueError(f"scaling[{chosen!r}] must hold one factor per rotated pair, {pairs}, got {len(per_pair)}.")
+    stretch = torch.tensor(
+        [require_positive_float(v, f"scaling[{chosen!r}][i]") for v in per_pair], dtype=torch.float64
+    )
+    attention = scaling.get("attention_factor")
+    if attention is None:
+        attention = math.sqrt(1 + math.log(factor) / math.log(original)) if factor > 1 else 1.0
+    elif not isinstance(attention, numbers.Real) or isinstance(attention, bool):
+        raise TypeError(f"scaling['attention_factor'] must be a number, got {attention!r}.")
+    return plain / stretch, float(attention)
 
 
 def scaling_recipes(original_length: int, factor: float = 4.0) -> dict[str, dict[str, object] | None]:
