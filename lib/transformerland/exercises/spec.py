@@ -344,3 +344,69 @@ class Exercise:
         checker.__name__ = checker.__qualname__ = self.checker
         checker.__doc__ = f"{self.label}: ``{self.function}{self.signature}``. Prints the verdict and returns it."
         return checker
+
+
+def raise_again(answer: Answer) -> Any:
+    """The answer's value, or its raise raised again by name: how a recorded call behaves when replayed."""
+    if answer.forbidden:
+        raise ForbiddenCall(answer.forbidden)
+    if not answer.raised:
+        return answer.value
+    if answer.raised == "NotImplementedError":
+        raise NotImplementedError(answer.message)
+    raise type(answer.raised, (Exception,), {})(answer.message)
+
+
+def same_call(case: Case, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+    """Whether a recorded call had exactly these arguments (tensors equal in dtype, shape and values)."""
+    return _same((case.args, dict(case.kwargs)), (tuple(args), dict(kwargs)))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "dtype"):
+        import torch
+
+        return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a, b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and (a == b or (a != a and b != b))  # nan equals nan here
+
+
+@dataclass(frozen=True)
+class CheckedByCode:
+    """A coding exercise whose checker is still written as code (``checker(fn)``) rather than as cases.
+
+    The grader records it: the checker runs in the sandbox on the student's function, every call is kept with
+    its answer (:func:`transformerland.exercises.harness.record`), and :meth:`replay` runs the same checker
+    again in the grader's process on those answers, a call whose arguments differ from the recorded ones
+    getting no answer. Its cases are the notebook's own, not hidden ones: turn it into an :class:`Exercise`
+    for that.
+    """
+
+    label: str
+    what: str
+    checker: str
+    function: str
+    signature: str
+    code: Callable[[Any], CheckResult]
+    points: float = 1.0
+    forbids: tuple[str, ...] = ()
+
+    def replay(self, calls: Sequence[tuple[Case, Answer]]) -> CheckResult:
+        """The checker's verdict on the recorded ``calls``, decided here."""
+        import contextlib
+        import io
+
+        position = 0
+
+        def replayed(*args: Any, **kwargs: Any) -> Any:
+            nonlocal position
+            if position >= len(calls) or not same_call(calls[position][0], args, kwargs):
+                raise LookupError("no answer came back from the sandbox for this call")
+            position += 1
+            return raise_again(calls[position - 1][1])
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            return self.code(replayed)
