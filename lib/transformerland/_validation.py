@@ -166,13 +166,13 @@ def require_min_dims(x: torch.Tensor, name: str, ndim: int, layout: str) -> torc
     return x
 
 
-def require_index_tensor(x: object, name: str, ndim: int | tuple[int, ...] | None = None) -> torch.Tensor:
+def require_index_tensor(
+    x: object, name: str, ndim: int | tuple[int, ...] | None = None, what: str = "integer ids"
+) -> torch.Tensor:
     """A tensor of integer ids or positions (any integer dtype; floats, complex and booleans refused)."""
     require_tensor(x, name, ndim)
     if x.dtype.is_floating_point or x.dtype.is_complex or x.dtype == torch.bool:
-        raise TypeError(
-            f"{name} must hold integer ids or positions (torch.long), got dtype {x.dtype}; convert with {name}.long()."
-        )
+        raise TypeError(f"{name} must hold {what} (torch.long), got dtype {x.dtype}; convert with {name}.long().")
     return x
 
 
