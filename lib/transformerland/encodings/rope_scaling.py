@@ -340,6 +340,8 @@ def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
 
 
 def _rotary_layers(model: nn.Module) -> list[nn.Module]:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module (a TinyTransformer), got {type(model).__name__}.")
     layers = [
         m
         for m in model.modules()
