@@ -272,6 +272,7 @@ def rope_frequencies(
     """
     head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
     base = require_positive_float(base, "base")
+    seq_len = None if seq_len is None else require_positive_int(seq_len, "seq_len")
     kind = _rope_type(scaling)
     if kind != "default":
         theta = scaling.get("rope_theta")
@@ -293,7 +294,7 @@ def rope_frequencies(
         scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
     )
     if kind == "dynamic":
-        length = original if seq_len is None else require_positive_int(seq_len, "seq_len")
+        length = original if seq_len is None else seq_len
         effective = dynamic_factor(factor, length, original)
         return sinusoid_frequencies(head_dim, ntk_base(base, effective, head_dim)), 1.0
     if kind == "yarn":
