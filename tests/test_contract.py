@@ -61,9 +61,9 @@ def test_every_public_callable_has_a_contract():
         "(one entry per function: its arguments' kinds and a reference)."
     )
     unknown = sorted(t for t in CONTRACTS if "." in t and t.rsplit(".", 1)[0] in callables)
-    assert set(CONTRACTS) - set(callables) - set(unknown) <= {
-        t for t in CONTRACTS if CONTRACTS[t].call is not None
-    }, "an entry names a callable that is not public (a method needs call=)"
+    assert set(CONTRACTS) - set(callables) - set(unknown) <= {t for t in CONTRACTS if CONTRACTS[t].call is not None}, (
+        "an entry names a callable that is not public (a method needs call=)"
+    )
     COUNTS["public callables"] = len(callables)
 
 

@@ -58,7 +58,7 @@ _NOT_NUMBERS = ["8", [8], True, False, b"8", object()]
 _NOT_A_NUMBER = st.sampled_from([None, *_NOT_NUMBERS])
 
 
-def Size(  # noqa: N802
+def Size(
     good: int | None,
     *,
     cap: int = MAX_SIZE,
@@ -80,7 +80,7 @@ def Size(  # noqa: N802
     return Arg(good, st.one_of(bad), st.sampled_from(small + list(edges) + ([None] if optional else [])))
 
 
-def Count(good: int, *, low: int = 0, high: int | None = None) -> Arg:  # noqa: N802
+def Count(good: int, *, low: int = 0, high: int | None = None) -> Arg:
     """A whole number in ``[low, high]`` (a seed, a number of sinks, an index)."""
     bad = [_NOT_A_NUMBER, st.integers(min_value=-(10**6), max_value=low - 1), st.sampled_from([2.5, float("nan")])]
     if high is not None:
@@ -89,7 +89,7 @@ def Count(good: int, *, low: int = 0, high: int | None = None) -> Arg:  # noqa: 
     return Arg(good, st.one_of(bad), st.integers(min_value=low, max_value=top))
 
 
-def Number(  # noqa: N802
+def Number(
     good: float,
     *,
     low: float | None = None,
@@ -116,12 +116,14 @@ def Number(  # noqa: N802
     return Arg(good, st.one_of(bad), edge)
 
 
-def Bool(good: bool) -> Arg:  # noqa: N802
+def Bool(good: bool) -> Arg:
     """A real ``bool``: strings, numbers and ``None`` are refused."""
-    return Arg(good, st.sampled_from(["yes", "no", "", "False", 0, 1, 1.0, None, [True]]), st.sampled_from([True, False]))
+    return Arg(
+        good, st.sampled_from(["yes", "no", "", "False", 0, 1, 1.0, None, [True]]), st.sampled_from([True, False])
+    )
 
 
-def Choice(good: str, options: tuple[Any, ...]) -> Arg:  # noqa: N802
+def Choice(good: str, options: tuple[Any, ...]) -> Arg:
     """One of ``options``."""
     bad = st.one_of(
         st.text(max_size=8).filter(lambda s: s not in options), st.sampled_from([None, 0, str(good).upper() + "!"])
@@ -129,12 +131,12 @@ def Choice(good: str, options: tuple[Any, ...]) -> Arg:  # noqa: N802
     return Arg(good, bad, st.sampled_from(list(options)))
 
 
-def Text(good: str) -> Arg:  # noqa: N802
+def Text(good: str) -> Arg:
     """A string."""
     return Arg(good, st.sampled_from([None, 3, b"text", ["text"]]), st.sampled_from([good]))
 
 
-def Device(good: Any = "cpu", *, optional: bool = True) -> Arg:  # noqa: N802
+def Device(good: Any = "cpu", *, optional: bool = True) -> Arg:
     """A device this machine has (``None``: the default, when ``optional``)."""
     missing = ["cuda:99", "tpu", "gpu", "cpu:x", 3, ["cpu"]]
     if not torch.cuda.is_available():
@@ -143,7 +145,7 @@ def Device(good: Any = "cpu", *, optional: bool = True) -> Arg:  # noqa: N802
     return Arg(good, st.sampled_from(missing), st.sampled_from(edges))
 
 
-def Tensor(  # noqa: N802
+def Tensor(
     make: Callable[[], torch.Tensor],
     *,
     kind: str = "float",
@@ -174,7 +176,7 @@ def Tensor(  # noqa: N802
     return Arg(make, bad, edge, make=True)
 
 
-def Fixed(good: Any, *, bad: list[Any] | None = None, make: bool = False) -> Arg:  # noqa: N802
+def Fixed(good: Any, *, bad: list[Any] | None = None, make: bool = False) -> Arg:
     """An argument never varied into an edge value (a model, a task); ``bad`` values must be refused.
 
     ``make=True``: ``good`` is a function that builds the value afresh for each call.

@@ -34,7 +34,9 @@ def rotated(x: torch.Tensor, positions: torch.Tensor, base: float, halves: bool,
     x = x.double()
     d = x.shape[-1]
     pairs = torch.complex(x[..., : d // 2], x[..., d // 2 :]) if halves else torch.complex(x[..., 0::2], x[..., 1::2])
-    turned = pairs * torch.polar(torch.ones(1, dtype=torch.float64), positions.double()[:, None] * theta(d, base)) * gain
+    turned = (
+        pairs * torch.polar(torch.ones(1, dtype=torch.float64), positions.double()[:, None] * theta(d, base)) * gain
+    )
     if halves:
         return torch.cat([turned.real, turned.imag], -1)
     return torch.stack([turned.real, turned.imag], -1).flatten(-2)
@@ -78,8 +80,7 @@ CONTRACTS = [
     contract(
         f"{S}.layout_permutation",
         d_model=Size(8, even=True),
-        reference=lambda out, a: out.tolist()
-        == list(range(0, a["d_model"], 2)) + list(range(1, a["d_model"], 2)),
+        reference=lambda out, a: out.tolist() == list(range(0, a["d_model"], 2)) + list(range(1, a["d_model"], 2)),
     ),
     contract(
         f"{S}.shift_rotation",
@@ -99,9 +100,7 @@ CONTRACTS = [
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
         reference=lambda out, a: close(
             out,
-            torch.exp(
-                -math.log(a["base"]) / max(a["d_model"] // 2 - 1, 1) * torch.arange(a["d_model"] // 2).double()
-            ),
+            torch.exp(-math.log(a["base"]) / max(a["d_model"] // 2 - 1, 1) * torch.arange(a["d_model"] // 2).double()),
         ),
     ),
     contract(
@@ -179,8 +178,7 @@ CONTRACTS = [
     contract(
         f"{R}.halves_to_pairs",
         dim=Size(8, even=True),
-        reference=lambda out, a: out.tolist()
-        == [j for i in range(a["dim"] // 2) for j in (i, i + a["dim"] // 2)],
+        reference=lambda out, a: out.tolist() == [j for i in range(a["dim"] // 2) for j in (i, i + a["dim"] // 2)],
     ),
     contract(
         f"{R}.interpolated_positions",
@@ -216,9 +214,14 @@ CONTRACTS = [
     contract(
         f"{A}.alibi_slopes",
         n_heads=Size(8, cap=4096, edges=(16, 12)),
-        reference=lambda out, a: len(out) == a["n_heads"]
-        and bool(((out > 0) & (out < 1)).all())
-        and (a["n_heads"] & (a["n_heads"] - 1) or close(out, 2.0 ** (-8.0 * torch.arange(1, a["n_heads"] + 1) / a["n_heads"]))),
+        reference=lambda out, a: (
+            len(out) == a["n_heads"]
+            and bool(((out > 0) & (out < 1)).all())
+            and (
+                a["n_heads"] & (a["n_heads"] - 1)
+                or close(out, 2.0 ** (-8.0 * torch.arange(1, a["n_heads"] + 1) / a["n_heads"]))
+            )
+        ),
     ),
     contract(
         f"{A}.alibi_bias",
@@ -226,15 +229,17 @@ CONTRACTS = [
         length=Size(5),
         causal=Bool(True),
         device=Device(None),
-        reference=lambda out, a: out.shape == (a["n_heads"], a["length"], a["length"])
-        and close(
-            out,
-            -__import__("transformerland").encodings.alibi_slopes(a["n_heads"])[:, None, None]
-            * (
-                (torch.arange(a["length"])[:, None] - torch.arange(a["length"])[None]).clamp(min=0)
-                if a["causal"]
-                else (torch.arange(a["length"])[:, None] - torch.arange(a["length"])[None]).abs()
-            ),
+        reference=lambda out, a: (
+            out.shape == (a["n_heads"], a["length"], a["length"])
+            and close(
+                out,
+                -__import__("transformerland").encodings.alibi_slopes(a["n_heads"])[:, None, None]
+                * (
+                    (torch.arange(a["length"])[:, None] - torch.arange(a["length"])[None]).clamp(min=0)
+                    if a["causal"]
+                    else (torch.arange(a["length"])[:, None] - torch.arange(a["length"])[None]).abs()
+                ),
+            )
         ),
     ),
     # --- RoPE scaling ------------------------------------------------------------------------------
@@ -244,10 +249,12 @@ CONTRACTS = [
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
         scaling=Fixed(RECIPES[1], bad=BAD_RECIPES),
         seq_len=Size(32, optional=True),
-        reference=lambda out, a: out[0].shape == (a["head_dim"] // 2,)
-        and bool((out[0] <= theta(a["head_dim"], a["base"]) * (1 + 1e-9)).all())
-        and bool((out[0] >= theta(a["head_dim"], a["base"]) / 4 * (1 - 1e-9)).all())
-        and out[1] == 1.0,
+        reference=lambda out, a: (
+            out[0].shape == (a["head_dim"] // 2,)
+            and bool((out[0] <= theta(a["head_dim"], a["base"]) * (1 + 1e-9)).all())
+            and bool((out[0] >= theta(a["head_dim"], a["base"]) / 4 * (1 - 1e-9)).all())
+            and out[1] == 1.0
+        ),
     ),
     contract(
         f"{Q}.ntk_base",
@@ -261,10 +268,12 @@ CONTRACTS = [
         factor=Number(4.0, low=1, span=(0, 1e3)),
         seq_len=Size(32),
         original_length=Size(16),
-        reference=lambda out, a: math.isclose(
-            out, a["factor"] * max(a["seq_len"], a["original_length"]) / a["original_length"] - (a["factor"] - 1)
-        )
-        and out >= 1 - 1e-9,
+        reference=lambda out, a: (
+            math.isclose(
+                out, a["factor"] * max(a["seq_len"], a["original_length"]) / a["original_length"] - (a["factor"] - 1)
+            )
+            and out >= 1 - 1e-9
+        ),
     ),
     contract(
         f"{Q}.yarn_ramp",
@@ -274,9 +283,11 @@ CONTRACTS = [
         beta_fast=Number(32.0, low=0, low_open=True),
         beta_slow=Number(1.0, low=0, low_open=True, high=32, high_open=True),
         truncate=Bool(True),
-        reference=lambda out, a: out.shape == (a["head_dim"] // 2,)
-        and bool(((out >= 0) & (out <= 1)).all())
-        and bool((out.diff() >= 0).all()),
+        reference=lambda out, a: (
+            out.shape == (a["head_dim"] // 2,)
+            and bool(((out >= 0) & (out <= 1)).all())
+            and bool((out.diff() >= 0).all())
+        ),
     ),
     contract(
         f"{Q}.yarn_attention_factor",
