@@ -154,12 +154,16 @@ def Tensor(
     optional: bool = False,
 ) -> Arg:
     """A tensor made by ``make``: ``kind`` ``"float"`` (integers refused), ``"index"`` (floats refused),
-    ``"bool"`` or ``"any"``; ``wrong_shapes`` are refused, ``edges`` are valid unusual ones."""
-    good = make()
+    ``"bool"``, ``"any"`` or ``"array"`` (any dtype, and lists too); ``wrong_shapes`` are refused, ``edges``
+    are valid unusual ones; ``optional``: ``None`` is valid."""
 
     def variants(draw_index: int) -> Any:
         base = make()
-        options = [base.tolist(), None, "tensor", *(torch.zeros(s, dtype=base.dtype) for s in wrong_shapes)]
+        options = [None, "tensor", *(torch.zeros(s, dtype=base.dtype) for s in wrong_shapes)]
+        if kind != "array":
+            options.append(base.tolist())
+        if optional:
+            options.remove(None)
         if kind == "float":
             options += [base.round().long(), base > 0, base.to(torch.complex64)]
         elif kind == "index":
@@ -193,6 +197,8 @@ class Contract:
     reference: Callable[[Any, dict[str, Any]], bool] | None = None
     call: Callable[..., Any] | None = None
     record: str = ""  # a plain record (no checks of its own): says where what it holds is checked
+    raises: tuple[type[Exception], ...] = ()  # documented refusals besides ValueError and TypeError
+    run_good: bool = True  # False: the good call is too slow for the fast tier (a loader); bad values only
 
     def function(self) -> Callable[..., Any]:
         if self.call is not None:
@@ -212,14 +218,21 @@ def contract(
     *,
     reference: Callable[[Any, dict[str, Any]], bool] | None = None,
     call: Callable[..., Any] | None = None,
+    raises: tuple[type[Exception], ...] = (),
+    run_good: bool = True,
     **args: Arg,
 ) -> Contract:
-    """One entry: ``target`` is ``module.name`` (or ``module.Class.method`` with ``call=``)."""
-    return Contract(target, args, reference, call)
+    """One entry: ``target`` is ``module.name`` (or ``module.Class.method`` with ``call=``).
+
+    ``raises``: other errors the function documents as refusals (``FileNotFoundError`` for a path that
+    is not there, ``KeyError`` for a name a mapping lacks); ``run_good=False`` for a loader whose good
+    call takes seconds (only its bad values are tried).
+    """
+    return Contract(target, args, reference, call, raises=raises, run_good=run_good)
 
 
 def record(target: str, why: str) -> Contract:
-    """A plain record type (a dataclass of results, say): no checks of its own; ``why`` says where its fields are checked."""
+    """A plain record type (a dataclass of results): no checks of its own; ``why`` says where its fields are checked."""
     return Contract(target, {}, record=why)
 
 

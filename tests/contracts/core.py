@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -261,7 +262,7 @@ CONTRACTS = [
             out[0][0] == 0
             and out[-1][1] == a["length"]
             and all(e - s <= a["window"] and 0 <= s < e for s, e in out)
-            and all(s2 <= e1 for (_, e1), (s2, _) in zip(out, out[1:], strict=False))
+            and all(s2 <= e1 for (_, e1), (s2, _) in itertools.pairwise(out))
         ),
     ),
     contract(
