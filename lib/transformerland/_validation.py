@@ -90,13 +90,13 @@ def require_real(
         raise TypeError(f"{name} must be {what}, got {_kind(value)}.")
     value = float(value)
     if not math.isfinite(value):
-        raise ValueError(f"{name} must be {what}, finite, got {value}.")
+        raise ValueError(f"{name} must be {what}, and finite: got {value}.")
     below = low is not None and (value <= low if low_open else value < low)
     above = high is not None and (value >= high if high_open else value > high)
     if below or above:
         left = "" if low is None else f"{'>' if low_open else '≥'} {low:g}"
         right = "" if high is None else f"{'<' if high_open else '≤'} {high:g}"
-        raise ValueError(f"{name} must be {what} {' and '.join(s for s in (left, right) if s)}, got {value:g}.")
+        raise ValueError(f"{name} must be {what} ({' and '.join(s for s in (left, right) if s)}), got {value:g}.")
     return value
 
 
