@@ -12,8 +12,8 @@ Modules, one idea each:
 - :mod:`~transformerland.training`: seeded, device-aware training and evaluation loops;
 - :mod:`~transformerland.analysis`: looking inside a position table;
 - :mod:`~transformerland.remedies`: what to do with inputs longer than the training length;
-- :mod:`~transformerland.bert`: BERT's embedding layer, and :mod:`~transformerland.bert_weights`
-  to read real weights and tokenizers offline;
+- :mod:`~transformerland.bert_embeddings`: BERT's embedding layer; :mod:`~transformerland.bert_weights`
+  to read real weights and tokenizers offline; :mod:`~transformerland.bert` gathers both;
 - :mod:`~transformerland.llm`: a real RoPE language model (SmolLM2) read offline, and tools to look inside it;
 - :mod:`~transformerland.plotting`: one look for every figure;
 - :mod:`~transformerland.interactive`: figures a reader can turn (Vega-Altair, no kernel needed);
