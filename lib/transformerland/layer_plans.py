@@ -69,6 +69,8 @@ def local_global_plan(
     """
     n_layers, every = require_positive_int(n_layers, "n_layers"), require_positive_int(global_every, "global_every")
     require_positive_int(window, "window")
+    local_base = require_positive_float(local_base, "local_base")
+    global_base = require_positive_float(global_base, "global_base")
     return [
         LayerPlan("rope", global_base) if (i + 1) % every == 0 else LayerPlan("rope", local_base, window)
         for i in range(n_layers)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import require_positive_float, require_positive_int, require_tensor
+from ._validation import require_float_tensor, require_positive_float, require_positive_int, require_same
 from .encodings.rotary import apply_rotary
 
 __all__ = [
@@ -54,8 +54,7 @@ def kv_cache_per_token(
 
 
 def _weights(w: torch.Tensor, name: str) -> torch.Tensor:
-    require_tensor(w, name, ndim=3)
-    return w
+    return require_float_tensor(w, name, ndim=3)
 
 
 def absorbed_weights(w_uq: torch.Tensor, w_uk: torch.Tensor) -> torch.Tensor:
@@ -65,6 +64,7 @@ def absorbed_weights(w_uq: torch.Tensor, w_uk: torch.Tensor) -> torch.Tensor:
     (width ``d_c``) to its key, both as ``latent @ w``.
     """
     _weights(w_uq, "w_uq"), _weights(w_uk, "w_uk")
+    require_same([("w_uq", w_uq), ("w_uk", w_uk)])
     if w_uq.shape[0] != w_uk.shape[0] or w_uq.shape[2] != w_uk.shape[2]:
         raise ValueError(
             f"w_uq (H, d_q, d_h) and w_uk (H, d_c, d_h) must agree in heads and head width, "
@@ -95,9 +95,17 @@ def mla_content_scores(
             absorbed product has no place for a rotation, which is the point).
         base: RoPE's base, with ``rope=True``.
     """
-    require_tensor(q_latent, "q_latent", ndim=2), require_tensor(kv_latent, "kv_latent", ndim=2)
+    require_float_tensor(q_latent, "q_latent", ndim=2), require_float_tensor(kv_latent, "kv_latent", ndim=2)
     if not isinstance(absorb, bool) or not isinstance(rope, bool):
         raise TypeError(f"absorb and rope must be True or False, got absorb={absorb!r}, rope={rope!r}.")
+    _weights(w_uq, "w_uq"), _weights(w_uk, "w_uk")
+    require_same([("q_latent", q_latent), ("kv_latent", kv_latent), ("w_uq", w_uq), ("w_uk", w_uk)])
+    if q_latent.shape[-1] != w_uq.shape[1] or kv_latent.shape[-1] != w_uk.shape[1]:
+        raise ValueError(
+            f"q_latent (T_q, d_q) must match w_uq (H, d_q, d_h) and kv_latent (T_k, d_c) must match w_uk "
+            f"(H, d_c, d_h); got {tuple(q_latent.shape)}, {tuple(w_uq.shape)}, {tuple(kv_latent.shape)}, "
+            f"{tuple(w_uk.shape)}."
+        )
     if absorb:
         if rope:
             raise ValueError(
@@ -121,7 +129,8 @@ def decoupled_rope_scores(q_rope: torch.Tensor, k_rope: torch.Tensor, base: floa
         k_rope: ``(T_k, d_R)`` the shared rotary key of each cached token (the same for every head).
         base: RoPE's base.
     """
-    require_tensor(q_rope, "q_rope", ndim=3), require_tensor(k_rope, "k_rope", ndim=2)
+    require_float_tensor(q_rope, "q_rope", ndim=3), require_float_tensor(k_rope, "k_rope", ndim=2)
+    require_same([("q_rope", q_rope), ("k_rope", k_rope)])
     if q_rope.shape[-1] != k_rope.shape[-1]:
         raise ValueError(
             f"q_rope (H, T_q, d_R) and k_rope (T_k, d_R) must share d_R, got {tuple(q_rope.shape)} and "

@@ -22,7 +22,15 @@ from collections.abc import Sequence
 import torch
 from torch.nn import functional as F
 
-from .._validation import require_choice, require_positive_float, require_positive_int, require_tensor
+from .._validation import (
+    require_bool,
+    require_choice,
+    require_float_tensor,
+    require_position_tensor,
+    require_positive_float,
+    require_positive_int,
+    require_tensor,
+)
 from .rotary import apply_rotary
 
 __all__ = ["apply_axial_rotary", "patch_grid", "resample_position_table"]
@@ -55,6 +63,8 @@ def apply_axial_rotary(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, 
             f"use {x.shape[-1] - x.shape[-1] % 4} or {x.shape[-1] - x.shape[-1] % 4 + 4}."
         )
     base = require_positive_float(base, "base")
+    for name, t in (("rows", rows), ("cols", cols)):
+        require_position_tensor(t, name, ndim=1)
     half = x.shape[-1] // 2
     return torch.cat([apply_rotary(x[..., :half], rows, base), apply_rotary(x[..., half:], cols, base)], dim=-1)
 
@@ -81,12 +91,13 @@ def resample_position_table(
     Returns:
         ``(1, prefix_tokens + h'·w', D)`` in the dtype of ``table``.
     """
-    require_tensor(table, "table", ndim=3)
+    require_float_tensor(table, "table", ndim=3)
     if table.shape[0] != 1:
         raise ValueError(f"table must have a batch dimension of 1, shape (1, N, D); got {tuple(table.shape)}.")
     if isinstance(prefix_tokens, bool) or not isinstance(prefix_tokens, int) or prefix_tokens < 0:
         raise ValueError(f"prefix_tokens must be a whole number of leading rows, 0 or more; got {prefix_tokens!r}.")
     mode = require_choice(mode, "mode", ("bicubic", "bilinear", "nearest"))
+    antialias = require_bool(antialias, "antialias", "smooth before shrinking")
     patches = table.shape[1] - prefix_tokens
     if old_grid is None:
         side = round(patches**0.5)

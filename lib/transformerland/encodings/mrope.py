@@ -18,7 +18,13 @@ from collections.abc import Sequence
 
 import torch
 
-from .._validation import require_even, require_positive_float, require_positive_int, require_tensor
+from .._validation import (
+    require_even,
+    require_float_tensor,
+    require_position_tensor,
+    require_positive_float,
+    require_positive_int,
+)
 from .rotary import rotate_half
 from .sinusoidal import sinusoid_frequencies
 
@@ -46,7 +52,7 @@ def mrope_angles(
         mrope_section: pairs given to time, height and width, in that order.
         base: frequency base.
     """
-    require_tensor(position_ids, "position_ids", ndim=2)
+    require_position_tensor(position_ids, "position_ids", ndim=2)
     if position_ids.shape[0] != 3:
         raise ValueError(f"position_ids must have shape (3, T): time, height, width; got {tuple(position_ids.shape)}.")
     head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
@@ -68,9 +74,10 @@ def apply_mrope(
 
     ``position_ids`` ``(3, T)`` as in :func:`mrope_angles`. Returns the same shape and dtype as ``x``.
     """
-    require_tensor(x, "x")
+    require_float_tensor(x, "x")
     if x.dim() < 2:
         raise ValueError(f"x must have at least 2 dimensions (..., tokens, features), got shape {tuple(x.shape)}.")
+    require_position_tensor(position_ids, "position_ids", ndim=2)
     if position_ids.shape[-1:] != x.shape[-2:-1]:
         raise ValueError(
             f"position_ids must have one column per token of x ({x.shape[-2]}), got shape {tuple(position_ids.shape)}."
