@@ -7,16 +7,13 @@ from transformerland.layer_plans import LayerPlan
 from transformerland.model import TinyTransformer, TransformerConfig
 
 from . import Bool, Choice, Count, Fixed, Number, Size, Tensor, close, contract
+from .encodings import theta
 
 P = "transformerland.encodings.partial_rotary"
 M = "transformerland.encodings.mrope"
 X = "transformerland.encodings.axial"
 LP = "transformerland.layer_plans"
 MLA = "transformerland.mla"
-
-
-def theta(d: int, base: float) -> torch.Tensor:
-    return torch.tensor([base ** (-2 * i / d) for i in range(d // 2)], dtype=torch.float64)
 
 
 def rope_model(n_layers: int = 2) -> TinyTransformer:
