@@ -68,7 +68,7 @@ def test_gguf_tensors_match_the_gguf_packages_reader(gguf_file):
 
 
 def test_llama_config_from_the_gguf_metadata(gguf_file):
-    config = llm._llama_config(gguf_file)
+    config = llm.loading._llama_config(gguf_file)
     assert config.model_type == "llama" and config.tie_word_embeddings
     assert (config.num_hidden_layers, config.hidden_size, config.intermediate_size) == (30, 576, 1536)
     assert (config.num_attention_heads, config.num_key_value_heads, config.head_dim) == (9, 3, 64)
@@ -81,11 +81,11 @@ def test_loader_refuses_other_architectures_and_unknown_tensors(gguf_file):
     other = copy.copy(gguf_file)
     other.metadata = {**gguf_file.metadata, "general.architecture": "qwen2"}
     with pytest.raises(ValueError, match="'qwen2' model; this loader reads Llama models only"):
-        llm._llama_config(other)
+        llm.loading._llama_config(other)
     other = copy.copy(gguf_file)
     other.tensors = {**gguf_file.tensors, "blk.0.extra.weight": gguf_file.tensors["blk.0.attn_norm.weight"]}
     with pytest.raises(ValueError, match=r"no place for: \['blk\.0\.extra\.weight'\]"):
-        llm._llama_state_dict(other, llm._llama_config(gguf_file))
+        llm.loading._llama_state_dict(other, llm.loading._llama_config(gguf_file))
 
 
 def test_gguf_file_refuses_other_files_and_unknown_names(tmp_path, gguf_file):
@@ -270,6 +270,23 @@ def smollm2():
 def sentence(smollm2):
     _, tokenizer = smollm2
     return tokenizer("The apple fell from the tree because it was ripe.", return_tensors="pt").input_ids
+
+
+def test_the_tokenizer_pads_with_the_files_padding_token(smollm2, gguf_file):
+    """transformers 5.15 (Colab's) reads no padding token from the file; load_smollm2 sets the file's own."""
+    from transformerland.llm.loading import _special_tokens_from_file
+
+    _, tokenizer = smollm2
+    assert tokenizer.pad_token_id == gguf_file.metadata["tokenizer.ggml.padding_token_id"] == 2
+    assert tokenizer.pad_token == "<|im_end|>"
+    batch = tokenizer(["Pip said that", "The apple fell from the tree"], padding=True, return_tensors="pt")
+    assert batch.input_ids.shape[0] == 2 and int((batch.input_ids == 2).sum()) >= 1
+    # as transformers 5.15 leaves it: no padding token, another end token; the file's are put back
+    bare = copy.deepcopy(tokenizer)
+    bare.pad_token, bare.eos_token = None, "<|im_start|>"
+    assert bare.pad_token_id is None
+    _special_tokens_from_file(bare, gguf_file)
+    assert (bare.pad_token_id, bare.eos_token_id, bare.bos_token_id) == (2, 2, 1)
 
 
 @pytest.mark.slow  # transformers' own GGUF loader takes about 35 s on a 2-core CPU

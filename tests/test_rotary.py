@@ -164,7 +164,7 @@ def test_interpolated_positions_stay_in_the_trained_range():
         (lambda: apply_rotary_half(torch.randn(4, 6, 5)), ValueError, "must be even"),
         (lambda: apply_rotary_half(torch.randn(3, 4), torch.arange(2)), ValueError, "positions must have shape (3,)"),
         (lambda: rotate_half(torch.randn(3)), ValueError, "must be even"),
-        (lambda: rotate_half(torch.tensor(1.0)), ValueError, "at least one dimension"),
+        (lambda: rotate_half(torch.tensor(1.0)), ValueError, "at least 1 dimension"),
         (lambda: halves_to_pairs(7), ValueError, "must be even"),
         (lambda: rotary_decay_bound(torch.zeros(2, 2), 8), ValueError, "distances must have 1 dimensions"),
         (lambda: rotary_decay_bound(torch.arange(3.0), 9), ValueError, "must be even"),

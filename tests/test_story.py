@@ -36,7 +36,7 @@ def scenes(floor: int) -> list[str]:
 
 
 def test_bible_lists_every_chapter() -> None:
-    assert sorted(CHAPTERS) == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert sorted(CHAPTERS) == list(range(1, max(CHAPTERS) + 1))
     assert all(path.exists() for path in CHAPTERS.values())
 
 
@@ -134,6 +134,13 @@ def test_door_in_the_dome() -> None:
         leaves = "## Leaving the tower" in prose(floor)
         wrong = "never leaves" if floor == last else "already leaves"
         assert leaves == (floor == last), f"chapter {floor} {wrong} the tower"
+
+
+def test_across_the_square_to_the_workshop() -> None:
+    """Chapter 8 leaves the tower; chapter 9 opens across the square, in the Workshop, after the tower."""
+    way = BIBLE["ways_up"]["floor_8_to_9"]
+    assert way in scenes(9)[0] and "tower" in scenes(9)[0], f"chapter 9's opening scene has no {way} or tower"
+    assert BIBLE["final_scene_chapter"] == 8
 
 
 def test_the_curtain_to_the_map_room() -> None:

@@ -1,6 +1,7 @@
 """Write the handout notebooks, ``student/notebooks/*.ipynb``, and the same in ``student/handouts.zip``.
 
-Each chapter notebook without its solutions (:func:`tools.stubs.student_notebook`): every gated code
+Each chapter notebook without its solutions (:func:`tools.stubs.student_notebook`) and without the hidden
+assertions that state answers (:func:`without_answers`): every gated code
 solution is a stub that keeps its functions' signatures and docstrings, holds ``# YOUR CODE HERE`` and raises
 ``NotImplementedError``; text solutions are cut out; exercises are plain markdown (Jupyter and Colab do not
 render MyST directives); every output is cleared. Each handout runs top to bottom as it is: its checkers
@@ -16,6 +17,7 @@ tests run each chapter once, and check both with that run).
 from __future__ import annotations
 
 import argparse
+import ast
 import copy
 import shutil
 import zipfile
@@ -42,6 +44,48 @@ if _random_states[3] is not None:
 del _random, _numpy, _torch, _random_states"""
 
 
+def _names(tree: ast.AST, context: type) -> set[str]:
+    """The names ``tree`` binds (``ast.Store``) or reads (``ast.Load``)."""
+    found = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, context)}
+    if context is ast.Store:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                found.add(node.name)
+            elif isinstance(node, ast.Import | ast.ImportFrom):
+                found |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    return found
+
+
+def without_answers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` without the hidden assertions: the answers that the chapters' ``remove-cell`` cells check.
+
+    The site never shows a ``remove-cell`` cell, but Jupyter and Colab show every cell of a handout, and an
+    assertion under an exercise states its answer. In a hidden cell that asserts, every top-level statement
+    holding an ``assert`` goes; the rest stays only where a later cell reads a name it binds (without its
+    comments), and the cell goes entirely otherwise.
+    """
+    nb = copy.deepcopy(nb)
+    trees = []
+    for cell in nb.cells:
+        try:
+            trees.append(ast.parse(cell.source) if cell.cell_type == "code" else None)
+        except SyntaxError:  # IPython magics: a cell that neither asserts nor binds what we track
+            trees.append(None)
+    cells = []
+    for index, (cell, tree) in enumerate(zip(nb.cells, trees, strict=True)):
+        hidden = "remove-cell" in cell.metadata.get("tags", [])
+        if not hidden or tree is None or not any(isinstance(node, ast.Assert) for node in ast.walk(tree)):
+            cells.append(cell)
+            continue
+        later = set().union(*(_names(t, ast.Load) for t in trees[index + 1 :] if t is not None))
+        kept = [node for node in tree.body if not any(isinstance(n, ast.Assert) for n in ast.walk(node))]
+        if kept and set().union(*(_names(node, ast.Store) for node in kept)) & later:
+            cell.source = "\n".join(ast.unparse(node) for node in kept)
+            cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
 def write(root: Path, out: Path) -> list[Path]:
     """Write the handouts of the book at ``root`` into ``out/notebooks`` and ``out/handouts.zip``."""
     folder = out / "notebooks"
@@ -50,7 +94,7 @@ def write(root: Path, out: Path) -> list[Path]:
     written = []
     for path in chapters(root):
         target = folder / path.name
-        nbformat.write(student_notebook(read(path), handout=True), target)
+        nbformat.write(without_answers(student_notebook(read(path), handout=True)), target)
         written.append(target)
     with zipfile.ZipFile(out / "handouts.zip", "w", zipfile.ZIP_DEFLATED) as archive:
         for target in written:

@@ -4,22 +4,34 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import require_positive_int, require_tensor
+from ._validation import require_float_tensor, require_int, require_positive_float, require_positive_int
 
 __all__ = ["cosine_similarity_matrix", "linear_position_probe", "pca", "similarity_by_offset"]
 
 
 def cosine_similarity_matrix(table: torch.Tensor) -> torch.Tensor:
-    """Cosine similarity of every pair of rows: ``(N, D)`` → ``(N, N)``."""
-    require_tensor(table, "table", ndim=2)
+    """Cosine similarity of every pair of rows: ``(N, D)`` floating → ``(N, N)`` float32.
+
+    A row of zeros has no direction: its similarity with every row, itself included, is 0.
+    """
+    require_float_tensor(table, "table", ndim=2)
     unit = torch.nn.functional.normalize(table.detach().float(), dim=1)
     return unit @ unit.T
 
 
 def similarity_by_offset(similarity: torch.Tensor, max_offset: int | None = None) -> torch.Tensor:
-    """Mean of ``similarity[p, p + k]`` over ``p``, for ``k = 0 … max_offset``: ``(N, N)`` → ``(K + 1,)``."""
-    require_tensor(similarity, "similarity", ndim=2)
+    """Mean of ``similarity[p, p + k]`` over ``p``, for ``k = 0 … max_offset``: ``(N, N)`` → ``(K + 1,)``.
+
+    ``similarity`` must be square and floating (one row and one column per position); ``max_offset``
+    larger than ``N - 1`` is cut to ``N - 1``.
+    """
+    require_float_tensor(similarity, "similarity", ndim=2)
     n = similarity.shape[0]
+    if similarity.shape[1] != n or n == 0:
+        raise ValueError(
+            f"similarity must be a square (N, N) matrix with N ≥ 1, one row and column per position, got shape "
+            f"{tuple(similarity.shape)}: pass cosine_similarity_matrix(table)."
+        )
     max_offset = n - 1 if max_offset is None else min(require_positive_int(max_offset, "max_offset"), n - 1)
     return torch.stack([similarity.diagonal(k).mean() for k in range(max_offset + 1)])
 
@@ -37,12 +49,16 @@ def linear_position_probe(table: torch.Tensor, folds: int = 5, ridge: float = 1e
     Args:
         table: ``(N, D)`` one vector per position.
         folds: cross-validation folds, 2 to ``N``.
-        ridge: the penalty, relative to the table's scale.
+        ridge: the penalty, relative to the table's scale: a finite number above 0.
         seed: seed of the split into folds.
+
+    A table that is constant on some fold's training rows holds nothing to read: it is refused.
     """
-    require_tensor(table, "table", ndim=2)
+    require_float_tensor(table, "table", ndim=2)
     n = table.shape[0]
     folds = require_positive_int(folds, "folds")
+    ridge = require_positive_float(ridge, "ridge")
+    seed = require_int(seed, "seed", low=0)
     if not 2 <= folds <= n:
         raise ValueError(f"folds must lie between 2 and the number of rows ({n}), got {folds}.")
     x = table.detach().double()
@@ -71,10 +87,19 @@ def pca(table: torch.Tensor, k: int = 2) -> tuple[torch.Tensor, torch.Tensor]:
     """Project rows on their top ``k`` principal components.
 
     Returns ``(coordinates (N, k), explained-variance ratio of all components (min(N, D),))``.
+    ``k`` must be at most ``min(N, D)``, the number of components there are. A constant table
+    (no variance at all) has no principal direction: it is refused.
     """
-    require_tensor(table, "table", ndim=2)
+    require_float_tensor(table, "table", ndim=2)
     k = require_positive_int(k, "k")
+    if k > min(table.shape):
+        raise ValueError(
+            f"k = {k}, but a table of shape {tuple(table.shape)} has only {min(table.shape)} principal components: "
+            f"pass k ≤ {min(table.shape)}."
+        )
     centred = table.detach().double() - table.detach().double().mean(0)
     _, s, vh = torch.linalg.svd(centred, full_matrices=False)
     variance = s**2
+    if not bool(variance.sum() > 0):
+        raise ValueError("every row of the table is the same: there is no variance to explain; pass rows that differ.")
     return (centred @ vh[:k].T).float(), (variance / variance.sum()).float()

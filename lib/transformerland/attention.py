@@ -11,7 +11,19 @@ import math
 import torch
 from torch import nn
 
-from ._validation import require_choice, require_positive_float, require_positive_int, require_tensor
+from ._validation import (
+    MAX_HEADS,
+    optional_device,
+    require_bool,
+    require_choice,
+    require_elements,
+    require_float_tensor,
+    require_min_dims,
+    require_positive_float,
+    require_positive_int,
+    require_real,
+    require_same,
+)
 from .encodings.alibi import alibi_bias
 from .encodings.rope_scaling import rope_frequencies
 from .encodings.rotary import apply_rotary
@@ -29,6 +41,8 @@ __all__ = [
 def causal_mask(length: int, device: torch.device | str | None = None) -> torch.Tensor:
     """Boolean ``(T, T)`` mask, ``True`` where query ``i`` may attend to key ``j`` (``j <= i``)."""
     length = require_positive_int(length, "length")
+    device = optional_device(device)
+    require_elements(length * length, "the causal mask")
     return torch.ones(length, length, dtype=torch.bool, device=device).tril()
 
 
@@ -48,8 +62,13 @@ def scaled_dot_product_attention(
         mask: optional boolean, broadcastable to ``(..., T_q, T_k)``; ``False`` blocks a pair.
         bias: optional additive scores, broadcastable to ``(..., T_q, T_k)`` (ALiBi uses this).
 
+    ``q``, ``k``, ``v`` and ``bias`` must be floating tensors of one dtype on one device.
+
     Returns:
-        ``(output, weights)`` with shapes ``(..., T_q, d_v)`` and ``(..., T_q, T_k)``.
+        ``(output, weights)`` with shapes ``(..., T_q, d_v)`` and ``(..., T_q, T_k)``. Degenerate
+        cases, by definition: a query whose every key is masked out attends to nothing, so its
+        weights are all 0 and its output is 0 (not the NaN of a softmax over no keys); with no
+        keys at all (``T_k = 0``) every output is 0 as well.
     """
     _check_attention_inputs(q, k, v, mask, bias)
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
@@ -58,6 +77,8 @@ def scaled_dot_product_attention(
     if mask is not None:
         scores = scores.masked_fill(~mask, float("-inf"))
     weights = scores.softmax(dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # a row with no key: zeros
     return weights @ v, weights
 
 
@@ -66,11 +87,8 @@ def _check_attention_inputs(
 ) -> None:
     """Raise a clear error unless ``q``, ``k``, ``v``, ``mask`` and ``bias`` fit together as in attention."""
     for name, t in (("q", q), ("k", k), ("v", v)):
-        require_tensor(t, name)
-        if t.dim() < 2:
-            raise ValueError(
-                f"{name} must have at least 2 dimensions (..., tokens, features), got shape {tuple(t.shape)}."
-            )
+        require_min_dims(require_float_tensor(t, name), name, 2, "..., tokens, features")
+    require_same([("q", q), ("k", k), ("v", v)])
     if q.shape[-1] != k.shape[-1]:
         raise ValueError(
             f"q and k must have the same feature size to be compared, got q {tuple(q.shape)} and k {tuple(k.shape)}."
@@ -91,8 +109,14 @@ def _check_attention_inputs(
         if mask.dtype != torch.bool:
             raise TypeError(f"mask must be a boolean tensor (True = may attend), got dtype {mask.dtype}.")
         _require_broadcastable(mask, "mask", score_shape)
+        if mask.device != q.device:
+            raise ValueError(f"mask is on {mask.device} but q is on {q.device}: move it with .to(q.device).")
     if isinstance(bias, torch.Tensor):
+        require_float_tensor(bias, "bias")
+        require_same([("q", q), ("bias", bias)])
         _require_broadcastable(bias, "bias", score_shape)
+    elif bias is not None:
+        require_real(bias, "bias", what="a tensor of additive scores or one finite number")
 
 
 def _require_broadcastable(t: torch.Tensor, name: str, shape: tuple[int, ...]) -> None:
@@ -115,7 +139,8 @@ ATTENTION_POSITIONS = ("none", "rope", "alibi")
 def check_heads(d_model: int, n_heads: int, position: str = "none") -> tuple[int, int]:
     """Check that ``n_heads`` heads can share ``d_model`` (and rotate their pairs, for RoPE); returns both."""
     d_model = require_positive_int(d_model, "d_model")
-    n_heads = require_positive_int(n_heads, "n_heads")
+    n_heads = require_positive_int(n_heads, "n_heads", cap=MAX_HEADS)
+    position = require_choice(position, "position", ATTENTION_POSITIONS)
     if d_model % n_heads:
         raise ValueError(f"n_heads must divide d_model, got d_model={d_model} and n_heads={n_heads}.")
     if position == "rope" and (d_model // n_heads) % 2:
@@ -129,7 +154,7 @@ class SelfAttention(nn.Module):
     Args:
         d_model: width ``D`` of the token vectors.
         n_heads: number of heads ``H``; must divide ``d_model``.
-        causal: if ``True``, token ``i`` sees only tokens ``0..i``.
+        causal: if ``True``, token ``i`` sees only tokens ``0..i`` (a real ``bool``).
         position: one of :data:`ATTENTION_POSITIONS`: ``"none"``, ``"rope"`` (rotate queries and keys
             by their positions in every head) or ``"alibi"`` (add ALiBi's linear distance penalty to
             the scores).
@@ -148,7 +173,9 @@ class SelfAttention(nn.Module):
         super().__init__()
         self.position = require_choice(position, "position", ATTENTION_POSITIONS)
         d_model, self.n_heads = check_heads(d_model, n_heads, position)
-        self.causal, self.rope_base = causal, require_positive_float(rope_base, "rope_base")
+        self.causal = require_bool(causal, "causal", "True: each token sees only its past")
+        self.rope_base = require_positive_float(rope_base, "rope_base")
+        require_elements(3 * d_model * d_model, "the attention weights")
         self.qkv = nn.Linear(d_model, 3 * d_model)
         self.out = nn.Linear(d_model, d_model)
         # The causal mask, kept between calls and grown when a longer input arrives; not saved with the weights.
@@ -159,7 +186,8 @@ class SelfAttention(nn.Module):
     def forward(
         self, x: torch.Tensor, return_weights: bool = False
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
-        """``x``: ``(B, T, D)`` → ``(B, T, D)``; with ``return_weights`` also ``(B, H, T, T)``."""
+        """``x``: ``(B, T, D)`` floating, ``T ≥ 1`` → ``(B, T, D)``; with ``return_weights`` also ``(B, H, T, T)``."""
+        return_weights = require_bool(return_weights, "return_weights", "also return the attention weights")
         q, k, v = self.split_heads(x)  # each (B, H, T, d)
         batch, length, width = x.shape
         q, k = self._rotate(q, k)
@@ -172,10 +200,13 @@ class SelfAttention(nn.Module):
 
     def split_heads(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Queries, keys and values of ``x`` ``(B, T, D)``, each split into heads: ``(B, H, T, d)``, ``d = D / H``."""
-        require_tensor(x, "x", ndim=3)
+        require_float_tensor(x, "x", ndim=3)
         batch, length, width = x.shape
         if width != self.qkv.in_features:
             raise ValueError(f"x has width {width} but this attention layer expects d_model={self.qkv.in_features}.")
+        if length == 0:
+            raise ValueError("x holds no tokens (shape (B, 0, D)): attention needs at least one token.")
+        require_same([("the layer's weights", self.qkv.weight), ("x", x)])
         q, k, v = self.qkv(x).view(batch, length, 3, self.n_heads, -1).permute(2, 0, 3, 1, 4)
         return q, k, v
 
@@ -219,10 +250,10 @@ def single_head_attention(
         ``(output, weights)`` with shapes ``(..., T, d_v)`` and ``(..., T, T)``; each row of
         ``weights`` sums to 1.
     """
-    require_tensor(x, "x", ndim=(2, 3))
+    require_float_tensor(x, "x", ndim=(2, 3))
     width = x.shape[-1]
     for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
-        require_tensor(w, name, ndim=2)
+        require_float_tensor(w, name, ndim=2)
         if w.shape[0] != width:
             raise ValueError(
                 f"{name} must have one row per input feature: x has width {width}, so {name} needs shape "

@@ -8,7 +8,8 @@ access. :func:`load_minilm_tokenizer` and :func:`encode_pair` turn a sentence pa
 
 Reading weights needs ``safetensors`` and tokenizing needs ``tokenizers`` (the extra
 ``transformerland[bert]``); both are imported only when used. Everything here is also
-importable from :mod:`transformerland.bert`.
+importable from :mod:`transformerland.bert`. This module imports the layer
+(:mod:`transformerland.bert_embeddings`); the layer knows nothing of it.
 """
 
 from __future__ import annotations
@@ -19,10 +20,11 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from ._validation import require_device
+from .bert_embeddings import BertEmbeddingConfig, BertEmbeddings
+
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
-
-    from .bert import BertEmbeddings
 
 __all__ = [
     "MINILM_PACKAGE",
@@ -69,8 +71,9 @@ def load_bert_embeddings(folder: str | Path, device: torch.device | str = "cpu")
     _require("safetensors")
     from safetensors import safe_open
 
-    from .bert import BertEmbeddingConfig, BertEmbeddings  # the layer imports this module: import it when used
-
+    if not isinstance(folder, (str, Path)):
+        raise TypeError(f"folder must be the path of a BERT checkpoint folder, got {type(folder).__name__}.")
+    device = require_device(device)
     folder = Path(folder)
     for name in ("config.json", "model.safetensors"):
         if not (folder / name).is_file():
@@ -103,6 +106,7 @@ def minilm_model_path() -> Path:
 
 def load_minilm_embeddings(device: torch.device | str = "cpu") -> BertEmbeddings:
     """all-MiniLM-L6-v2's embedding layer (30,522 × 384 words, 512 positions, 2 segments), in evaluation mode."""
+    require_device(device)
     return load_bert_embeddings(minilm_model_path(), device=device)
 
 
@@ -147,6 +151,12 @@ def encode_pair(tokenizer: Tokenizer, first: str, second: str | None = None) -> 
     segment ids. A tokenizer that pads or truncates is refused, because its output length would
     then not be the text's own.
     """
+    if not hasattr(tokenizer, "encode") or not hasattr(tokenizer, "padding"):
+        raise TypeError(
+            f"tokenizer must be a tokenizers.Tokenizer (load_minilm_tokenizer()), got {type(tokenizer).__name__}."
+        )
+    if not isinstance(first, str):
+        raise TypeError(f"first must be a string, got {type(first).__name__}.")
     if tokenizer.padding is not None or tokenizer.truncation is not None:
         raise ValueError(
             "this tokenizer pads or truncates, so lengths would not be the text's own; "

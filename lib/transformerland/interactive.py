@@ -29,7 +29,14 @@ import torch
 from altair.utils.mimebundle import spec_to_mimebundle
 from torch import nn
 
-from ._validation import require_choice, require_positive_int, require_tensor
+from ._validation import (
+    require_bool,
+    require_choice,
+    require_float_tensor,
+    require_positive_int,
+    require_str,
+    require_tensor,
+)
 from .plotting import PALETTE, SCHEME_COLOURS
 
 __all__ = [
@@ -105,6 +112,11 @@ class Control:
     options: tuple[Any, ...]
     value: Any
 
+    def __post_init__(self) -> None:
+        require_str(self.field, "field")
+        require_str(self.label, "label")
+        require_choice(self.kind, "kind", CONTROL_KINDS)
+
     def param(self) -> alt.Parameter:
         """The Vega-Lite parameter, bound to its HTML input."""
         name = f"{self.field}_control"
@@ -145,8 +157,7 @@ def choice(field: str, label: str, options: Sequence[Any], value: Any = None, *,
 
 def toggle(field: str, label: str, value: bool = True) -> Control:
     """A check box: the chart keeps the rows whose boolean ``field`` equals the box's state."""
-    if not isinstance(value, bool):
-        raise TypeError(f"a toggle starts checked (True) or not (False), got {value!r}.")
+    require_bool(value, "value", "a toggle starts checked (True) or not (False)")
     return Control(field, label, "checkbox", (False, True), value)
 
 
@@ -173,7 +184,7 @@ def _with_controls(
     chart: alt.TopLevelMixin, controls: Sequence[Control], description: str, data: Mapping[str, list[dict]]
 ) -> alt.TopLevelMixin:
     """The finished chart: its controls, its alt text, and its tables (each stored once, used by name)."""
-    if not description.strip():
+    if not require_str(description, "description").strip():
         raise ValueError("every interactive figure needs a description: one sentence on what it shows (its alt text).")
     chart = chart.add_params(*(c.param() for c in controls))
     return chart.properties(description=description, datasets=dict(data))
@@ -311,7 +322,7 @@ def clock_wall(table: torch.Tensor, *, description: str, title: str = "The clock
         table: ``(positions, d)`` interleaved sinusoidal table (``sinusoidal_encoding``), d ≤ 32.
         description: one sentence on what the figure shows (its alt text).
     """
-    table = require_tensor(table, "table", ndim=2).detach().double().cpu()
+    table = require_float_tensor(table, "table", ndim=2).detach().double().cpu()
     positions, width = table.shape
     if width % 2 or not 2 <= width <= 32:
         raise ValueError(f"the clock wall draws 1 to 16 clocks: table needs an even width up to 32, got {width}.")
@@ -596,8 +607,8 @@ def rope_pair_explorer(
         positions: seats ``0 … positions - 1`` on each slider.
         pairs: the dimension pairs a reader can look at (indices ``0 … d/2 - 1``).
     """
-    query = require_tensor(query, "query", ndim=1).detach().double().cpu()
-    key = require_tensor(key, "key", ndim=1).detach().double().cpu()
+    query = require_float_tensor(query, "query", ndim=1).detach().double().cpu()
+    key = require_float_tensor(key, "key", ndim=1).detach().double().cpu()
     if query.shape != key.shape or query.shape[0] % 2:
         raise ValueError(f"query and key must share one even width, got {tuple(query.shape)} and {tuple(key.shape)}.")
     positions = require_positive_int(positions, "positions")

@@ -12,7 +12,16 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validation import require_choice, require_even, require_positive_float, require_positive_int, require_tensor
+from ._validation import (
+    require_bool,
+    require_choice,
+    require_elements,
+    require_even,
+    require_index_tensor,
+    require_int,
+    require_positive_float,
+    require_positive_int,
+)
 from .attention import SelfAttention, check_heads
 from .encodings import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
@@ -38,6 +47,10 @@ class TransformerConfig:
             signal (see :attr:`token_init_std`).
         learned_init_std: initial std of the learned table; ``None`` keeps ``nn.Embedding``'s N(0, 1).
         rope_base: base of the rotary frequencies (only used when ``position="rope"``).
+
+    Every size is a positive integer up to :data:`~transformerland._validation.MAX_SIZE`, and the
+    whole model at most :data:`~transformerland._validation.MAX_ELEMENTS` parameters; ``causal`` is
+    a real ``bool``; the numbers are finite and positive.
     """
 
     vocab_size: int
@@ -59,12 +72,17 @@ class TransformerConfig:
         check_heads(self.d_model, self.n_heads, self.attention_position)
         if self.position == "sinusoidal":
             require_even(self.d_model, "d_model", "sines and cosines come in pairs.")
-        if not isinstance(self.causal, bool):
-            raise TypeError(f"causal must be True (decoder) or False (encoder), got {self.causal!r}.")
+        require_bool(self.causal, "causal", "True: a decoder, each token sees its past; False: an encoder")
         for name in ("embed_init_std", "learned_init_std"):
             if getattr(self, name) is not None:
                 require_positive_float(getattr(self, name), name)
         require_positive_float(self.rope_base, "rope_base")
+        require_elements(self.parameter_estimate(), "this TransformerConfig's model (parameters)")
+
+    def parameter_estimate(self) -> int:
+        """About how many parameters the model has (its weight matrices), checked against ``MAX_ELEMENTS``."""
+        d, table = self.d_model, self.max_len if self.position == "learned" else 0
+        return 2 * self.vocab_size * d + table * d + self.n_layers * (4 * d * d + 2 * d * self.d_ff)
 
     @property
     def attention_position(self) -> str:
@@ -115,6 +133,8 @@ class TinyTransformer(nn.Module):
     def __init__(self, config: TransformerConfig, *, seed: int | None = 0) -> None:
         super().__init__()
         self.config = _require_config(config)
+        if seed is not None:
+            seed = require_int(seed, "seed", low=0)
         with torch.random.fork_rng(devices=[]):
             if seed is not None:
                 torch.manual_seed(seed)
@@ -131,17 +151,25 @@ class TinyTransformer(nn.Module):
         return self.config.causal
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """``tokens``: ``(B, T)`` integer ids → logits ``(B, T, vocab_size)``."""
-        require_tensor(tokens, "tokens", ndim=2)
-        if tokens.dtype not in (torch.int64, torch.int32):
-            raise TypeError(f"tokens must be integer ids (torch.long), got dtype {tokens.dtype}.")
+        """``tokens``: ``(B, T)`` integer ids, ``T ≥ 1`` → logits ``(B, T, vocab_size)``.
+
+        An input with no tokens (``T = 0``) is refused: there is nothing to predict.
+        """
+        require_index_tensor(tokens, "tokens", ndim=2)
+        if tokens.shape[1] == 0:
+            raise ValueError("tokens holds no tokens (shape (B, 0)): pass at least one token id per row.")
         vocab_size = self.config.vocab_size
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= vocab_size):
             raise ValueError(
                 f"token ids must lie in 0 … {vocab_size - 1}, got values from "
                 f"{int(tokens.min())} to {int(tokens.max())}."
             )
-        x = self.positions(self.embed(tokens))  # (B, T, D)
+        if tokens.device != self.embed.weight.device:
+            raise ValueError(
+                f"tokens are on {tokens.device} but the model is on {self.embed.weight.device}: "
+                f"move them with tokens.to({str(self.embed.weight.device)!r})."
+            )
+        x = self.positions(self.embed(tokens.long()))  # (B, T, D)
         for block in self.blocks:
             x = block(x)
         return self.head(self.norm(x))  # (B, T, vocab_size)

@@ -7,6 +7,8 @@ import matplotlib.pyplot as plt
 import torch
 from matplotlib.axes import Axes
 
+from ._validation import require_bool, require_str
+
 __all__ = ["DIVERGING_CMAP", "PALETTE", "SCHEME_COLOURS", "SEQUENTIAL_CMAP", "heatmap", "use_book_style"]
 
 #: The Okabe–Ito palette, distinguishable with the common forms of colour blindness.
@@ -62,7 +64,15 @@ def heatmap(
 
     ``diverging`` centres a two-sided colour map on zero (for cosines and signed values).
     """
-    values = torch.as_tensor(matrix).detach().float().cpu().numpy()
+    for name, text in (("title", title), ("xlabel", xlabel), ("ylabel", ylabel), ("colorbar_label", colorbar_label)):
+        require_str(text, name)
+    diverging = require_bool(diverging, "diverging", "a two-sided colour map centred on zero")
+    if ax is not None and not isinstance(ax, Axes):
+        raise TypeError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}.")
+    try:
+        values = torch.as_tensor(matrix).detach().float().cpu().numpy()
+    except (TypeError, ValueError, RuntimeError):
+        raise TypeError(f"matrix must be a 2-D tensor or array of numbers, got {type(matrix).__name__}.") from None
     if values.ndim != 2:
         raise ValueError(f"heatmap needs a 2-D matrix, got shape {tuple(values.shape)}.")
     ax = ax or plt.subplots()[1]

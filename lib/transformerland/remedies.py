@@ -23,10 +23,20 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validation import require_choice, require_positive_float, require_positive_int, require_tensor
+from ._validation import (
+    MAX_SIZE,
+    require_choice,
+    require_elements,
+    require_float_tensor,
+    require_index_tensor,
+    require_int,
+    require_positive_float,
+    require_positive_int,
+    require_tensor,
+)
 from .encodings.learned import LearnedPositionalEmbedding
 from .tasks import Batch, Task
-from .training import TrainResult, train
+from .training import TrainResult, _require_logits, train
 
 __all__ = [
     "extend_table",
@@ -73,6 +83,9 @@ def window_spans(length: int, window: int, stride: int | None = None) -> list[tu
         window: the longest piece the model accepts.
         stride: how far each window moves on; ``1 … window``, default ``window // 2``
             (``stride = window`` gives non-overlapping chunks).
+
+    ``length`` is at most :data:`~transformerland._validation.MAX_SIZE`, and so is the number of
+    windows (about ``length / stride``): both are checked before the list is made.
     """
     length = require_positive_int(length, "length")
     window = require_positive_int(window, "window")
@@ -80,6 +93,11 @@ def window_spans(length: int, window: int, stride: int | None = None) -> list[tu
     if stride > window:
         raise ValueError(
             f"stride must be at most the window ({window}), got {stride}: a larger stride would skip positions."
+        )
+    if (length - window) // stride > MAX_SIZE // 16:
+        raise ValueError(
+            f"{length:,} positions with stride {stride} make about {(length - window) // stride:,} windows, more "
+            f"than this library lists ({MAX_SIZE // 16:,}): pass a larger stride."
         )
     if length <= window:
         return [(0, length)]
@@ -113,7 +131,9 @@ def sliding_window_logits(
     Returns:
         ``(B, T, V)`` logits; position ``t`` predicts token ``t + 1``, as for the full input.
     """
-    require_tensor(tokens, "tokens", ndim=2)
+    require_index_tensor(tokens, "tokens", ndim=2)
+    if not callable(model):
+        raise TypeError(f"model must be a model mapping (B, t) ids to (B, t, V) logits, got {type(model).__name__}.")
     if not getattr(model, "causal", True):
         raise ValueError(
             "sliding_window_logits needs a causal model (each prediction may use only the tokens before it); "
@@ -141,13 +161,16 @@ def interpolate_table(table: torch.Tensor, new_len: int) -> torch.Tensor:
         new_len: rows wanted, ``N``.
 
     Returns:
-        ``(N, D)``, same dtype and device as ``table`` (``N = L`` returns a copy of it).
+        ``(N, D)``, same dtype and device as ``table`` (``N = L`` returns a copy of it). A one-row
+        table has nothing to blend: every new row is a copy of it. ``N = 1`` keeps the first row.
+        ``table`` must be floating (an integer table is refused, not rounded).
     """
-    require_tensor(table, "table", ndim=2)
+    require_float_tensor(table, "table", ndim=2)
     new_len = require_positive_int(new_len, "new_len")
     old_len = table.shape[0]
     if old_len == 0:
-        raise ValueError("table has no rows to interpolate between.")
+        raise ValueError("table has no rows to interpolate between: pass a table with at least one row.")
+    require_elements(new_len * table.shape[1], "the interpolated table")
     where = torch.linspace(0, old_len - 1, new_len, dtype=torch.float64, device=table.device)  # (N,)
     below = where.floor().long().clamp(max=old_len - 1)
     above = (below + 1).clamp(max=old_len - 1)
@@ -170,9 +193,11 @@ def extend_table(table: torch.Tensor, new_len: int, *, init_std: float = 0.02, s
     Returns:
         ``(N, D)``, same dtype and device as ``table``.
     """
-    require_tensor(table, "table", ndim=2)
+    require_float_tensor(table, "table", ndim=2)
     new_len = require_positive_int(new_len, "new_len")
     init_std = require_positive_float(init_std, "init_std")
+    seed = require_int(seed, "seed", low=0)
+    require_elements(new_len * table.shape[1], "the extended table")
     if new_len < table.shape[0]:
         raise ValueError(
             f"new_len must be at least the table's {table.shape[0]} rows, got {new_len}; "
@@ -230,6 +255,8 @@ def fine_tune(
     Returns:
         ``(the fine-tuned copy, its TrainResult)``.
     """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module (a trained TinyTransformer), got {type(model).__name__}.")
     tuned = copy.deepcopy(model)
     result = train(tuned, task, steps=steps, length=length, lr=lr, warmup=warmup, **train_options)
     return tuned, result
@@ -245,12 +272,7 @@ def position_losses(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
     Returns:
         ``(T,)`` float tensor on the CPU; NaN at positions where no target is scored.
     """
-    require_tensor(logits, "logits", ndim=3)
-    if logits.shape[:2] != batch.targets.shape:
-        raise ValueError(
-            f"logits of shape {tuple(logits.shape)} do not match the batch's targets {tuple(batch.targets.shape)}: "
-            "one row of logits per input position."
-        )
+    _require_logits(logits, batch)
     mask = batch.mask.to(logits.device)
     each = nn.functional.cross_entropy(
         logits.detach().float().transpose(1, 2), batch.targets.to(logits.device), reduction="none"
@@ -274,7 +296,7 @@ def prefix_losses(per_position: torch.Tensor) -> torch.Tensor:
     Returns:
         ``(T,)``: entry ``t - 1`` is the loss at evaluation length ``t`` (NaN until a position is scored).
     """
-    require_tensor(per_position, "per_position", ndim=1)
+    require_float_tensor(per_position, "per_position", ndim=1)
     scored = ~per_position.isnan()
     total = torch.where(scored, per_position, torch.zeros_like(per_position)).cumsum(0)
     return total / scored.cumsum(0)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ._validation import require_tensor
+from ._validation import require_callable, require_float_tensor, require_min_dims, require_tensor
 
 __all__ = ["equivariance_gap", "invariance_gap", "mean_pool", "permute_tokens"]
 
@@ -42,23 +42,23 @@ def _as_permutation(perm: torch.Tensor | Sequence[int], length: int) -> torch.Te
 
 def permute_tokens(x: torch.Tensor, perm: torch.Tensor | Sequence[int]) -> torch.Tensor:
     """Reorder the tokens of ``x``: ``(..., T, D)`` → ``(..., T, D)`` with row ``i`` = old row ``perm[i]``."""
-    require_tensor(x, "x")
-    if x.dim() < 2:
-        raise ValueError(f"x must have at least 2 dimensions (..., tokens, features), got shape {tuple(x.shape)}.")
+    require_min_dims(require_tensor(x, "x"), "x", 2, "..., tokens, features")
     return x[..., _as_permutation(perm, x.shape[-2]).to(x.device), :]
 
 
 def mean_pool(x: torch.Tensor) -> torch.Tensor:
-    """Average over the tokens: ``(..., T, D)`` → ``(..., D)``. The order of the rows cannot matter."""
-    require_tensor(x, "x")
-    if x.dim() < 2:
-        raise ValueError(f"x must have at least 2 dimensions (..., tokens, features), got shape {tuple(x.shape)}.")
+    """Average over the tokens: ``(..., T, D)`` floating → ``(..., D)``. The order of the rows cannot matter.
+
+    With no tokens (``T = 0``) there is nothing to average: refused.
+    """
+    require_min_dims(require_float_tensor(x, "x"), "x", 2, "..., tokens, features")
+    if x.shape[-2] == 0:
+        raise ValueError(f"x holds no tokens (shape {tuple(x.shape)}): there is nothing to average.")
     return x.mean(dim=-2)
 
 
 def _apply(fn: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor) -> torch.Tensor:
-    if not callable(fn):
-        raise TypeError(f"fn must be a function or module taking x, got {type(fn).__name__}.")
+    require_callable(fn, "fn", "a function or module taking x")
     with torch.no_grad():
         y = fn(x)
     if not isinstance(y, torch.Tensor):

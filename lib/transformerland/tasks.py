@@ -11,7 +11,7 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-from ._validation import require_positive_float, require_positive_int
+from ._validation import require_elements, require_int, require_positive_float, require_positive_int
 
 __all__ = ["Batch", "MarkovTask", "ReverseTask", "SortTask", "Task"]
 
@@ -37,6 +37,19 @@ class Task(Protocol):
     def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch: ...
 
 
+def _sample_sizes(batch_size: object, length: object, generator: object) -> tuple[int, int]:
+    """Check what every ``sample`` takes: sizes up to their caps, and a ``torch.Generator``."""
+    batch_size = require_positive_int(batch_size, "batch_size")
+    length = require_positive_int(length, "length")
+    require_elements(batch_size * (length + 1), "the batch (batch_size × length)")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(
+            f"generator must be a torch.Generator, got {type(generator).__name__}: "
+            "pass torch.Generator().manual_seed(0)."
+        )
+    return batch_size, length
+
+
 class MarkovTask:
     """Next-token prediction on an order-``order`` Markov source (a causal language model task).
 
@@ -53,7 +66,9 @@ class MarkovTask:
 
     def __init__(self, vocab_size: int = 16, order: int = 2, concentration: float = 0.3, seed: int = 0) -> None:
         self.vocab_size = require_positive_int(vocab_size, "vocab_size")
-        self.order = require_positive_int(order, "order")
+        self.order = require_positive_int(order, "order", cap=16)
+        require_elements(self.vocab_size ** (self.order + 1), "the transition table (vocab_size^(order + 1))")
+        seed = require_int(seed, "seed", low=0)
         generator = torch.Generator().manual_seed(seed)
         alpha = torch.full((vocab_size,), require_positive_float(concentration, "concentration"))
         gamma = torch._standard_gamma(alpha.expand(vocab_size**order, vocab_size).contiguous(), generator=generator)
@@ -67,7 +82,7 @@ class MarkovTask:
 
     def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
         """``length`` model inputs per sequence (so ``length + 1`` tokens are drawn)."""
-        length = require_positive_int(length, "length")
+        batch_size, length = _sample_sizes(batch_size, length, generator)
         if length <= self.order:
             raise ValueError(f"length must exceed the Markov order {self.order}, got {length}.")
         seq = torch.empty(batch_size, length + 1, dtype=torch.long)
@@ -105,7 +120,7 @@ class ReverseTask:
 
     def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
         """``length`` symbols per sequence."""
-        length = require_positive_int(length, "length")
+        batch_size, length = _sample_sizes(batch_size, length, generator)
         x = torch.randint(self.vocab_size, (batch_size, length), generator=generator)
         return Batch(x, x.flip(1), torch.ones_like(x, dtype=torch.bool))
 
@@ -125,7 +140,7 @@ class SortTask:
 
     def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
         """``length`` symbols per sequence; every target is scored."""
-        length = require_positive_int(length, "length")
+        batch_size, length = _sample_sizes(batch_size, length, generator)
         x = torch.randint(self.vocab_size, (batch_size, length), generator=generator)
         return Batch(x, x.sort(dim=1).values, torch.ones_like(x, dtype=torch.bool))
 

@@ -15,7 +15,17 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from ._validation import require_positive_int
+from ._validation import (
+    require_bool,
+    require_callable,
+    require_device,
+    require_elements,
+    require_int,
+    require_positive_float,
+    require_positive_int,
+    require_real,
+    require_str,
+)
 from .tasks import Batch, Task
 
 __all__ = [
@@ -34,9 +44,9 @@ _Result = TypeVar("_Result")
 
 
 def pick_device(prefer: str | None = None) -> torch.device:
-    """``prefer`` if given, else CUDA when available, else the CPU."""
+    """``prefer`` if given (it must exist on this machine), else CUDA when available, else the CPU."""
     if prefer is not None:
-        return torch.device(prefer)
+        return require_device(prefer, "device")
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -63,6 +73,8 @@ def _cpu_threads(count: int | None, device: torch.device) -> Iterator[None]:
 
 def _lengths(length: int | tuple[int, int]) -> tuple[int, int]:
     if isinstance(length, tuple):
+        if len(length) != 2:
+            raise ValueError(f"a length range must be (shortest, longest), got {length}.")
         low, high = (require_positive_int(v, "length") for v in length)
         if low > high:
             raise ValueError(f"a length range must be (shortest, longest), got {length}.")
@@ -72,8 +84,38 @@ def _lengths(length: int | tuple[int, int]) -> tuple[int, int]:
 
 
 def masked_loss(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
-    """Mean cross-entropy over the scored targets. ``logits``: ``(B, T, V)``."""
+    """Mean cross-entropy over the scored targets. ``logits``: ``(B, T, V)``, floating.
+
+    A batch with no scored target has no loss to average: it is refused.
+    """
+    _require_logits(logits, batch)
+    if not bool(batch.mask.any()):
+        raise ValueError("batch.mask scores no target (all False): there is no loss to average.")
     return nn.functional.cross_entropy(logits[batch.mask], batch.targets[batch.mask])
+
+
+def _require_logits(logits: torch.Tensor, batch: Batch) -> None:
+    """``logits`` ``(B, T, V)`` floating, one row per position of ``batch``."""
+    from ._validation import require_float_tensor
+
+    require_float_tensor(logits, "logits", ndim=3)
+    if not isinstance(batch, Batch):
+        raise TypeError(f"batch must be a transformerland.tasks.Batch, got {type(batch).__name__}.")
+    if logits.shape[:2] != batch.targets.shape:
+        raise ValueError(
+            f"logits of shape {tuple(logits.shape)} do not match the batch's targets {tuple(batch.targets.shape)}: "
+            "one row of logits per input position."
+        )
+
+
+def _require_model_task(model: object, task: object) -> None:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module (a TinyTransformer, say), got {type(model).__name__}.")
+    if not isinstance(task, Task):
+        raise TypeError(
+            f"task must have a vocab_size and a sample(batch_size, length, generator) method (MarkovTask, "
+            f"ReverseTask, SortTask), got {type(task).__name__}."
+        )
 
 
 @dataclass
@@ -86,6 +128,7 @@ class TrainResult:
 
     def smoothed(self, window: int = 20) -> list[float]:
         """Running mean of the losses over ``window`` steps (for plotting)."""
+        window = require_positive_int(window, "window")
         out, total = [], 0.0
         for i, loss in enumerate(self.losses):
             total += loss - (self.losses[i - window] if i >= window else 0.0)
@@ -115,15 +158,35 @@ def train(
     Args:
         steps: optimiser steps.
         length: training length, or a ``(shortest, longest)`` range sampled per batch.
+        batch_size: sequences per step.
+        lr: peak learning rate, finite and positive.
+        weight_decay: AdamW's decoupled weight decay, finite and ``≥ 0``.
+        warmup: steps of linear warm-up, ``≥ 0``.
+        clip: the largest gradient norm, finite and positive (a negative or zero clip would turn
+            every step around or stop learning; NaN would fill the weights with NaN).
         seed: seeds the data and any randomness in the model's forward pass.
-        device: where to train; the default is :func:`pick_device`.
-        progress: show a progress bar.
+        device: where to train, a device this machine has; the default is :func:`pick_device`.
+        progress: show a progress bar (a real ``bool``).
         cpu_threads: CPU threads while training (see :data:`CPU_THREADS`); ``None`` keeps
             PyTorch's own setting. Restored afterwards.
+
+    Every argument is checked before the first step.
     """
+    _require_model_task(model, task)
     steps = require_positive_int(steps, "steps")
     low, high = _lengths(length)
-    device = pick_device(None if device is None else str(device))
+    batch_size = require_positive_int(batch_size, "batch_size")
+    require_elements(batch_size * high, "one batch (batch_size × length)")
+    lr = require_positive_float(lr, "lr")
+    weight_decay = require_real(weight_decay, "weight_decay", low=0.0, what="a non-negative number")
+    warmup = require_int(warmup, "warmup", low=0)
+    clip = require_positive_float(clip, "clip")
+    seed = require_int(seed, "seed", low=0)
+    progress = require_bool(progress, "progress", "show a progress bar")
+    desc = require_str(desc, "desc")
+    if cpu_threads is not None:
+        require_positive_int(cpu_threads, "cpu_threads", cap=1024)
+    device = pick_device(None if device is None else device)
     model.to(device).train()
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -178,11 +241,17 @@ def evaluate(
 ) -> EvalResult:
     """Evaluate ``model`` on fresh batches of one ``length`` (same seed, same batches).
 
-    ``cpu_threads`` as in :func:`train`.
+    ``batch_size``, ``seed``, ``device`` and ``cpu_threads`` as in :func:`train`.
     """
+    _require_model_task(model, task)
     length = require_positive_int(length, "length")
-    n_batches = require_positive_int(n_batches, "n_batches")
-    device = pick_device(None if device is None else str(device))
+    n_batches = require_positive_int(n_batches, "n_batches", cap=10_000)
+    batch_size = require_positive_int(batch_size, "batch_size")
+    require_elements(batch_size * length, "one batch (batch_size × length)")
+    seed = require_int(seed, "seed", low=0)
+    if cpu_threads is not None:
+        require_positive_int(cpu_threads, "cpu_threads", cap=1024)
+    device = pick_device(None if device is None else device)
     model.to(device).eval()
     generator = torch.Generator().manual_seed(seed)
     losses, correct, scored, seq_right, seqs = 0.0, 0, 0, 0, 0
@@ -223,11 +292,13 @@ def side_by_side(
         device: where ``fn`` computes (the default is :func:`pick_device`); on a GPU the items run one
             after another, as the GPU is already shared by everything.
     """
-    if not callable(fn):
-        raise TypeError(f"fn must be a function of one item, got {type(fn).__name__}.")
-    workers = require_positive_int(workers, "workers")
-    items = list(items)
-    if pick_device(None if device is None else str(device)).type != "cpu" or workers == 1:
+    require_callable(fn, "fn", "a function of one item")
+    workers = require_positive_int(workers, "workers", cap=64)
+    try:
+        items = list(items)
+    except TypeError:
+        raise TypeError(f"items must be an iterable (a list of models, say), got {type(items).__name__}.") from None
+    if pick_device(None if device is None else device).type != "cpu" or workers == 1:
         return [fn(item) for item in items]
     with torch.random.fork_rng(devices=[]), _cpu_threads(CPU_THREADS, torch.device("cpu")):
         with ThreadPoolExecutor(max_workers=workers) as pool:

@@ -1,7 +1,11 @@
-"""Positional encodings: sinusoidal, learned, rotary (RoPE) and its scaling recipes, and ALiBi."""
+"""Positional encodings: sinusoidal, learned, rotary (RoPE) and its scaling recipes, ALiBi, and RoPE's variants
+(partial rotary and p-RoPE, axial 2D RoPE and resampled ViT tables, M-RoPE)."""
 
 from .alibi import alibi_bias, alibi_slopes
+from .axial import apply_axial_rotary, patch_grid, resample_position_table
 from .learned import LearnedPositionalEmbedding, SequenceTooLongError, check_fits
+from .mrope import apply_mrope, mrope_angles, mrope_axes, mrope_position_ids
+from .partial_rotary import apply_partial_rotary, p_rope_frequencies, partial_frequencies, rotary_width
 from .rope_scaling import (
     ROPE_TYPES,
     dynamic_factor,
@@ -43,6 +47,9 @@ __all__ = [
     "SinusoidalPositionalEncoding",
     "alibi_bias",
     "alibi_slopes",
+    "apply_axial_rotary",
+    "apply_mrope",
+    "apply_partial_rotary",
     "apply_rotary",
     "apply_rotary_half",
     "check_fits",
@@ -51,11 +58,19 @@ __all__ = [
     "interpolated_positions",
     "layout_permutation",
     "llama3_bands",
+    "mrope_angles",
+    "mrope_axes",
+    "mrope_position_ids",
     "ntk_base",
+    "p_rope_frequencies",
+    "partial_frequencies",
+    "patch_grid",
+    "resample_position_table",
     "rope_frequencies",
     "rope_wavelengths",
     "rotary_angles",
     "rotary_decay_bound",
+    "rotary_width",
     "rotate_half",
     "scaling_recipes",
     "set_rope_scaling",

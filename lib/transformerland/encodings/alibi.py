@@ -10,7 +10,7 @@ import math
 
 import torch
 
-from .._validation import require_positive_int
+from .._validation import MAX_HEADS, optional_device, require_bool, require_elements, require_positive_int
 
 __all__ = ["alibi_bias", "alibi_slopes"]
 
@@ -20,9 +20,9 @@ def alibi_slopes(n_heads: int) -> torch.Tensor:
 
     For a power of two ``H`` they are ``2^(-8k/H)``, ``k = 1 … H``. Otherwise, as in the
     paper's code, take the slopes of the nearest smaller power of two and fill up with
-    every other slope of twice that many heads.
+    every other slope of twice that many heads. At most :data:`~transformerland._validation.MAX_HEADS` heads.
     """
-    n_heads = require_positive_int(n_heads, "n_heads")
+    n_heads = require_positive_int(n_heads, "n_heads", cap=MAX_HEADS)
 
     def power_of_two(n: int) -> list[float]:
         return [2.0 ** (-8.0 * k / n) for k in range(1, n + 1)]
@@ -40,9 +40,14 @@ def alibi_bias(
     """Additive attention bias, shape ``(n_heads, T, T)``: ``-slope_h · distance(i, j)``.
 
     With ``causal`` the distance is ``i - j`` (future keys are masked elsewhere, so their
-    entries are set to 0 here); without it the distance is ``|i - j|``.
+    entries are set to 0 here); without it the distance is ``|i - j|``. ``causal`` must be a real
+    ``bool``; ``device`` one this machine has.
     """
+    causal = require_bool(causal, "causal", "True: distance i - j for a decoder; False: |i - j|")
+    device = optional_device(device)
+    n_heads = require_positive_int(n_heads, "n_heads", cap=MAX_HEADS)
     length = require_positive_int(length, "length")
+    require_elements(n_heads * length * length, "the ALiBi bias (n_heads × length × length)")
     positions = torch.arange(length, device=device)
     distance = (positions[:, None] - positions[None, :]).float()  # (T, T), i - j
     distance = distance.clamp(min=0) if causal else distance.abs()

@@ -7,7 +7,13 @@ import copy
 import torch
 from torch import nn
 
-from .._validation import require_positive_float, require_positive_int, require_tensor
+from .._validation import (
+    require_elements,
+    require_float_tensor,
+    require_int,
+    require_positive_float,
+    require_positive_int,
+)
 
 __all__ = ["LearnedPositionalEmbedding", "SequenceTooLongError", "check_fits"]
 
@@ -18,6 +24,8 @@ class SequenceTooLongError(ValueError):
 
 def check_fits(length: int, max_len: int, what: str = "This learned position table") -> None:
     """Raise :class:`SequenceTooLongError` if ``length`` positions do not fit in ``max_len`` rows."""
+    length = require_int(length, "length", low=0)
+    max_len = require_positive_int(max_len, "max_len")
     if length > max_len:
         raise SequenceTooLongError(
             f"{what} has {max_len} rows (positions 0 to {max_len - 1}), but the input has {length} positions. "
@@ -39,7 +47,9 @@ class LearnedPositionalEmbedding(nn.Module):
     def __init__(self, max_len: int, d_model: int, init_std: float | None = 0.02) -> None:
         super().__init__()
         self.max_len = require_positive_int(max_len, "max_len")
-        self.table = nn.Embedding(self.max_len, require_positive_int(d_model, "d_model"))
+        d_model = require_positive_int(d_model, "d_model")
+        require_elements(self.max_len * d_model, "the learned table")
+        self.table = nn.Embedding(self.max_len, d_model)
         if init_std is not None:
             nn.init.normal_(self.table.weight, std=require_positive_float(init_std, "init_std"))
 
@@ -54,7 +64,7 @@ class LearnedPositionalEmbedding(nn.Module):
         The new rows (an interpolated or extended table, say) are trainable and sit on this
         layer's device, in its dtype; this layer is left unchanged.
         """
-        require_tensor(table, "table", ndim=2)
+        require_float_tensor(table, "table", ndim=2)
         width = self.table.embedding_dim
         if table.shape[1] != width:
             raise ValueError(
@@ -68,8 +78,8 @@ class LearnedPositionalEmbedding(nn.Module):
         return layer
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``x``: ``(B, T, D)`` → ``x + table[:T]``; raises if ``T > max_len``."""
-        require_tensor(x, "x", ndim=3)
+        """``x``: ``(B, T, D)``, floating → ``x + table[:T]``; raises if ``T > max_len``."""
+        require_float_tensor(x, "x", ndim=3)
         if x.shape[-1] != self.table.embedding_dim:
             raise ValueError(f"x has width {x.shape[-1]} but this table has d_model={self.table.embedding_dim}.")
         check_fits(x.shape[1], self.max_len)

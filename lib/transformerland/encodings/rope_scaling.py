@@ -14,7 +14,13 @@ changes the angular frequencies ``θ_i`` (and, for YaRN, the size of the rotated
   frequency, pairs that turn less than once are interpolated, a linear ramp between; and the
   rotated queries and keys are multiplied by ``0.1·ln(factor) + 1``;
 * ``"llama3"``: Llama 3.1's bands: short wavelengths kept, long ones divided by the factor,
-  a smooth blend between.
+  a smooth blend between;
+* ``"longrope"``: LongRoPE (Ding et al., 2024; Phi-3): one searched factor per pair,
+  ``θ_i / short_factor[i]`` up to the original length and ``θ_i / long_factor[i]`` beyond it, and
+  cos and sin multiplied by ``sqrt(1 + ln(factor) / ln(L))``.
+
+Any recipe also takes transformers' ``partial_rotary_factor`` ``f``: only ``r = int(d·f)`` of a
+head's ``d`` dimensions turn, and the frequencies are spaced over ``r`` (see ``partial_rotary``).
 
 :func:`rope_frequencies` takes ``scaling`` in the form of transformers' ``rope_parameters``
 (``{"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8192, ...}``), so a
@@ -26,13 +32,22 @@ from __future__ import annotations
 
 import copy
 import math
-import numbers
 from collections.abc import Mapping
 
 import torch
 from torch import nn
 
-from .._validation import require_even, require_positive_float, require_positive_int, require_tensor
+from .._validation import (
+    require_at_least,
+    require_bool,
+    require_even,
+    require_float_tensor,
+    require_ordered,
+    require_positive_float,
+    require_positive_int,
+    require_real,
+)
+from .partial_rotary import rotary_width
 from .sinusoidal import sinusoid_frequencies
 
 #: The recipes :func:`rope_frequencies` knows, in the order the book introduces them.
@@ -52,7 +67,7 @@ __all__ = [
     "yarn_ramp",
 ]
 
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3")
+ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
 
 #: Keys each recipe needs in ``scaling`` (besides ``rope_type``).
 REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
@@ -62,6 +77,7 @@ REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
     "dynamic": ("factor", "original_max_position_embeddings"),
     "yarn": ("factor", "original_max_position_embeddings"),
     "llama3": ("factor", "original_max_position_embeddings", "low_freq_factor", "high_freq_factor"),
+    "longrope": ("factor", "original_max_position_embeddings", "short_factor", "long_factor"),
 }
 
 #: Keys a recipe may have besides the required ones. ``rope_theta`` (the base) and the old
@@ -75,8 +91,9 @@ OPTIONAL_KEYS: dict[str, tuple[str, ...]] = {
     "dynamic": (),
     "yarn": ("beta_fast", "beta_slow", "attention_factor", "mscale", "mscale_all_dim", "truncate"),
     "llama3": (),
+    "longrope": ("attention_factor",),
 }
-_EVERYWHERE = ("rope_type", "type", "rope_theta")
+_EVERYWHERE = ("rope_type", "type", "rope_theta", "partial_rotary_factor")
 
 
 def _rope_type(scaling: Mapping[str, object] | None) -> str:
@@ -108,13 +125,14 @@ def _rope_type(scaling: Mapping[str, object] | None) -> str:
 
 
 def _factor(scaling: Mapping[str, object]) -> float:
-    factor = require_positive_float(scaling["factor"], "scaling['factor']")
-    if factor < 1:
-        raise ValueError(
-            f"scaling['factor'] must be at least 1 (how many times longer the new context is), got {factor}; "
-            "a factor below 1 would shrink the context."
-        )
-    return factor
+    return _stretch(scaling["factor"], "scaling['factor']")
+
+
+def _stretch(factor: object, name: str) -> float:
+    """A context-stretching factor: a finite number of at least 1."""
+    return require_at_least(
+        factor, name, 1.0, "how many times longer the new context is; a factor below 1 would shrink it"
+    )
 
 
 def ntk_base(base: float, factor: float, head_dim: int) -> float:
@@ -128,9 +146,9 @@ def ntk_base(base: float, factor: float, head_dim: int) -> float:
     head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
     if head_dim < 4:
         raise ValueError(f"NTK-aware scaling needs head_dim >= 4 (it divides by d - 2), got {head_dim}.")
-    return require_positive_float(base, "base") * require_positive_float(factor, "factor") ** (
-        head_dim / (head_dim - 2)
-    )
+    base = require_positive_float(base, "base")
+    result = base * require_positive_float(factor, "factor") ** (head_dim / (head_dim - 2))
+    return require_positive_float(result, "the NTK-aware base (base · factor^(d/(d-2)))")
 
 
 def dynamic_factor(factor: float, seq_len: int, original_length: int) -> float:
@@ -138,7 +156,9 @@ def dynamic_factor(factor: float, seq_len: int, original_length: int) -> float:
 
     It is 1 up to the original length ``L`` (nothing changes within it) and grows linearly
     with the current length ``s`` after it; with ``factor = 1`` it is simply ``s / L``.
+    ``factor`` must be a finite number of at least 1.
     """
+    factor = _stretch(factor, "factor")
     seq_len = max(require_positive_int(seq_len, "seq_len"), require_positive_int(original_length, "original_length"))
     return factor * seq_len / original_length - (factor - 1)
 
@@ -159,18 +179,22 @@ def yarn_ramp(
     that turn fewer than ``beta_slow`` times get 1 (divided by the factor), and the pairs between
     follow a straight ramp in the pair index. The ramp's ends are the (fractional) indices where
     ``r_i`` equals ``beta_fast`` and ``beta_slow``: ``d · ln(L / (2π·β)) / (2 ln base)``, rounded
-    outwards (down, up) when ``truncate``, as in the YaRN code.
+    outwards (down, up) when ``truncate``, as in the YaRN code. ``base`` must be above 1 (the
+    formula divides by ``ln base``).
     """
     head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
-    base = require_positive_float(base, "base")
+    base = require_real(base, "base", low=1.0, low_open=True, what="a frequency base above 1 (YaRN divides by ln base)")
     original_length = require_positive_int(original_length, "original_length")
     beta_fast = require_positive_float(beta_fast, "beta_fast")
     beta_slow = require_positive_float(beta_slow, "beta_slow")
-    if beta_fast <= beta_slow:
-        raise ValueError(
-            f"beta_fast ({beta_fast}) must be larger than beta_slow ({beta_slow}): they count the turns of "
-            "the fast pairs (kept) and of the slow pairs (interpolated) over the original context."
-        )
+    truncate = require_bool(truncate, "truncate", "round the ramp's ends outwards")
+    require_ordered(
+        beta_slow,
+        beta_fast,
+        "beta_slow",
+        "beta_fast",
+        "they count the turns of the fast pairs (kept) and of the slow pairs (interpolated) over the original context.",
+    )
 
     def index_of(turns: float) -> float:
         return head_dim * math.log(original_length / (turns * 2 * math.pi)) / (2 * math.log(base))
@@ -190,8 +214,14 @@ def yarn_attention_factor(factor: float, mscale: float | None = None, mscale_all
 
     Queries and keys are both multiplied by it, so the scores grow by its square: a softmax
     over more keys is made sharper again. DeepSeek-style configurations give ``mscale`` and
-    ``mscale_all_dim``, and the factor becomes the ratio of two such terms.
+    ``mscale_all_dim``, and the factor becomes the ratio of two such terms. Every number must be
+    finite and positive (``mscale`` and ``mscale_all_dim`` may be ``None`` or 0: unused).
     """
+    factor = require_positive_float(factor, "factor")
+    mscale, mscale_all_dim = (
+        None if value is None else require_real(value, name, low=0.0, what="a non-negative number")
+        for value, name in ((mscale, "mscale"), (mscale_all_dim, "mscale_all_dim"))
+    )
 
     def term(scale: float) -> float:
         return 1.0 if factor <= 1 else 0.1 * scale * math.log(factor) + 1.0
@@ -210,15 +240,18 @@ def llama3_bands(
     ``L / low_freq_factor`` get 1 (divided by the factor), and between them the share falls
     linearly in ``L / λ``: ``1 - (L/λ - low) / (high - low)``.
     """
-    require_tensor(wavelengths, "wavelengths")
+    require_float_tensor(wavelengths, "wavelengths")
     original_length = require_positive_int(original_length, "original_length")
     low = require_positive_float(low_freq_factor, "low_freq_factor")
     high = require_positive_float(high_freq_factor, "high_freq_factor")
-    if high <= low:
-        raise ValueError(
-            f"high_freq_factor ({high}) must be larger than low_freq_factor ({low}): the band of kept "
-            "wavelengths ends at L / high_freq_factor, the band of scaled ones starts at L / low_freq_factor."
-        )
+    require_ordered(
+        low,
+        high,
+        "low_freq_factor",
+        "high_freq_factor",
+        "the band of kept wavelengths ends at L / high_freq_factor, the band of scaled ones starts at "
+        "L / low_freq_factor.",
+    )
     wavelengths = wavelengths.to(torch.float64)
     smooth = (original_length / wavelengths - low) / (high - low)  # 0 at L/low, 1 at L/high
     share = 1.0 - smooth
@@ -237,21 +270,27 @@ def rope_frequencies(
         scaling: ``None`` for plain RoPE, or a dict in the form of transformers' ``rope_parameters``:
             ``rope_type`` (one of :data:`ROPE_TYPES`) and that recipe's keys (:data:`REQUIRED_KEYS`,
             :data:`OPTIONAL_KEYS`). ``original_max_position_embeddings`` is the training length ``L``.
-        seq_len: the current sequence length, read by ``"dynamic"`` only (``None``: ``L``, no change).
+        seq_len: the current length, read by ``"dynamic"`` and ``"longrope"`` only (``None``: ``L``, no change).
             (transformers' ``"dynamic"`` reads ``L`` from the model's ``max_position_embeddings``;
             here it is the dict's ``original_max_position_embeddings``, as for the other recipes.)
 
     Returns:
         ``(inv_freq, attention_factor)``: ``inv_freq`` the ``(d/2,)`` float64 frequencies ``θ_i``
-        (pair ``i`` turns by ``m·θ_i`` at position ``m``), ``attention_factor`` the number cos and
-        sin are multiplied by (1.0 except for YaRN).
+        (pair ``i`` turns by ``m·θ_i`` at position ``m``; ``(r/2,)`` with a ``partial_rotary_factor``),
+        ``attention_factor`` the number cos and sin are multiplied by (1.0 except for YaRN and LongRoPE).
     """
     head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
     base = require_positive_float(base, "base")
+    seq_len = None if seq_len is None else require_positive_int(seq_len, "seq_len")
     kind = _rope_type(scaling)
+    if scaling is not None and scaling.get("partial_rotary_factor") is not None:
+        # only r = int(d·f) dimensions turn, and the frequencies are spaced over r, not d
+        head_dim = rotary_width(head_dim, scaling["partial_rotary_factor"])
     if kind != "default":
         theta = scaling.get("rope_theta")
-        if theta is not None and not math.isclose(float(theta), base, rel_tol=1e-12):
+        if theta is not None and not math.isclose(
+            require_positive_float(theta, "scaling['rope_theta']"), base, rel_tol=1e-12
+        ):
             raise ValueError(
                 f"scaling['rope_theta'] = {theta} disagrees with base = {base}; pass the model's base once."
             )
@@ -267,27 +306,48 @@ def rope_frequencies(
         scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
     )
     if kind == "dynamic":
-        length = original if seq_len is None else require_positive_int(seq_len, "seq_len")
+        length = original if seq_len is None else seq_len
         effective = dynamic_factor(factor, length, original)
         return sinusoid_frequencies(head_dim, ntk_base(base, effective, head_dim)), 1.0
     if kind == "yarn":
         beta_fast = scaling.get("beta_fast") or 32.0
         beta_slow = scaling.get("beta_slow") or 1.0
-        truncate = scaling.get("truncate", True)
-        if not isinstance(truncate, bool):
-            raise TypeError(f"scaling['truncate'] must be True or False, got {truncate!r}.")
+        truncate = require_bool(scaling.get("truncate", True), "scaling['truncate']", "round the ramp's ends")
         share = yarn_ramp(head_dim, base, original, beta_fast, beta_slow, truncate=truncate)
         attention = scaling.get("attention_factor")
         if attention is None:
             attention = yarn_attention_factor(factor, scaling.get("mscale"), scaling.get("mscale_all_dim"))
-        elif not isinstance(attention, numbers.Real) or isinstance(attention, bool):
-            raise TypeError(f"scaling['attention_factor'] must be a number, got {attention!r}.")
-        return plain / factor * share + plain * (1 - share), float(attention)
+        attention = require_positive_float(attention, "scaling['attention_factor']")
+        return plain / factor * share + plain * (1 - share), attention
+    if kind == "longrope":
+        return _longrope(plain, scaling, factor, original, seq_len)
     # llama3
-    share = llama3_bands(
-        2 * math.pi / plain, original, float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
-    )
+    share = llama3_bands(2 * math.pi / plain, original, scaling["low_freq_factor"], scaling["high_freq_factor"])
     return plain / factor * share + plain * (1 - share), 1.0
+
+
+def _longrope(
+    plain: torch.Tensor, scaling: Mapping[str, object], factor: float, original: int, seq_len: int | None
+) -> tuple[torch.Tensor, float]:
+    """LongRoPE: ``θ_i / short_factor[i]`` up to ``L`` tokens, ``θ_i / long_factor[i]`` past it; and its gain."""
+    pairs = plain.shape[0]
+    chosen = "long_factor" if seq_len is not None and seq_len > original else "short_factor"
+    per_pair = scaling[chosen]
+    if isinstance(per_pair, str | bytes) or not hasattr(per_pair, "__len__"):
+        raise TypeError(
+            f"scaling[{chosen!r}] must be a list of {pairs} numbers, one per rotated pair; got {per_pair!r}."
+        )
+    if len(per_pair) != pairs:
+        raise ValueError(f"scaling[{chosen!r}] must hold one factor per rotated pair, {pairs}, got {len(per_pair)}.")
+    stretch = torch.tensor(
+        [require_positive_float(v, f"scaling[{chosen!r}][i]") for v in per_pair], dtype=torch.float64
+    )
+    attention = scaling.get("attention_factor")
+    if attention is None:
+        attention = math.sqrt(1 + math.log(factor) / math.log(original)) if factor > 1 else 1.0
+    else:
+        attention = require_positive_float(attention, "scaling['attention_factor']")
+    return plain / stretch, float(attention)
 
 
 def scaling_recipes(original_length: int, factor: float = 4.0) -> dict[str, dict[str, object] | None]:
@@ -298,7 +358,7 @@ def scaling_recipes(original_length: int, factor: float = 4.0) -> dict[str, dict
     (``low_freq_factor`` 1, ``high_freq_factor`` 4, Llama 3.1's).
     """
     original_length = require_positive_int(original_length, "original_length")
-    factor = require_positive_float(factor, "factor")
+    factor = _stretch(factor, "factor")
     stretch = {"factor": factor, "original_max_position_embeddings": original_length}
     return {
         "plain RoPE": None,
@@ -312,11 +372,15 @@ def scaling_recipes(original_length: int, factor: float = 4.0) -> dict[str, dict
 
 def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     """Wavelength ``2π / θ_i`` of each pair, in positions: the distance over which the pair turns once."""
-    require_tensor(inv_freq, "inv_freq", ndim=1)
+    require_float_tensor(inv_freq, "inv_freq", ndim=1)
+    if inv_freq.numel() and not bool((inv_freq > 0).all()):
+        raise ValueError("inv_freq must hold positive frequencies (a zero frequency has no wavelength).")
     return 2 * math.pi / inv_freq.to(torch.float64)
 
 
 def _rotary_layers(model: nn.Module) -> list[nn.Module]:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module (a TinyTransformer), got {type(model).__name__}.")
     layers = [
         m
         for m in model.modules()

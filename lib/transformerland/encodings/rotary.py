@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import torch
 
-from .._validation import require_even, require_positive_float, require_positive_int, require_tensor
+from .._validation import (
+    require_even,
+    require_float_tensor,
+    require_min_dims,
+    require_position_tensor,
+    require_positive_float,
+    require_positive_int,
+)
 from .sinusoidal import sinusoid_frequencies
 
 __all__ = [
@@ -28,15 +35,16 @@ def rotary_angles(
 ) -> torch.Tensor:
     """Angles ``positions[:, None] * θ``, shape ``(T, dim/2)``, float64.
 
-    ``inv_freq``: optional ``(dim/2,)`` frequencies ``θ`` to use instead of ``base^(-2i/dim)``
-    (a scaled set from :func:`~transformerland.encodings.rope_frequencies`).
+    ``positions``: ``(T,)``, integers or floats. ``inv_freq``: optional ``(dim/2,)`` frequencies ``θ``
+    to use instead of ``base^(-2i/dim)`` (a scaled set from :func:`~transformerland.encodings.rope_frequencies`).
     """
+    require_position_tensor(positions, "positions", ndim=1)
     theta = sinusoid_frequencies(dim, base) if inv_freq is None else _checked_inv_freq(inv_freq, dim)
     return positions.to(torch.float64)[:, None] * theta[None, :].to(positions.device)
 
 
 def _checked_inv_freq(inv_freq: torch.Tensor, dim: int) -> torch.Tensor:
-    require_tensor(inv_freq, "inv_freq", ndim=1)
+    require_float_tensor(inv_freq, "inv_freq", ndim=1)
     if inv_freq.shape[0] != dim // 2:
         raise ValueError(f"inv_freq must have one frequency per pair, {dim // 2}, got {inv_freq.shape[0]}.")
     return inv_freq.to(torch.float64)
@@ -53,16 +61,14 @@ def _cos_sin(
 
     Both are multiplied by ``attention_factor`` (YaRN's temperature; 1 otherwise).
     """
-    require_tensor(x, "x")
-    if x.dim() < 2:
-        raise ValueError(f"x must have at least 2 dimensions (..., tokens, features), got shape {tuple(x.shape)}.")
+    require_min_dims(require_float_tensor(x, "x"), "x", 2, "..., tokens, features")
     length, dim = x.shape[-2], x.shape[-1]
     require_even(dim, "the feature size of x", "RoPE rotates pairs of dimensions.")
     require_positive_float(base, "base")
     if positions is None:
         positions = torch.arange(length, device=x.device)
     else:
-        require_tensor(positions, "positions")
+        require_position_tensor(positions, "positions")
         if positions.shape != (length,):
             raise ValueError(
                 f"positions must have shape ({length},), one position per row of x, got {tuple(positions.shape)}."
@@ -83,14 +89,15 @@ def apply_rotary(
     """Rotate adjacent pairs of the last dimension of ``x`` by position-dependent angles.
 
     Args:
-        x: ``(..., T, d)`` with even ``d``: queries or keys.
-        positions: ``(T,)`` positions of the rows; defaults to ``0 … T-1``.
-        base: frequency base (10000 in RoFormer).
+        x: ``(..., T, d)`` with even ``d``: queries or keys, of a floating dtype (an integer
+            tensor is refused: call ``.float()``).
+        positions: ``(T,)`` positions of the rows, integers or floats; defaults to ``0 … T-1``.
+        base: frequency base (10000 in RoFormer), a finite positive number.
         inv_freq: optional ``(d/2,)`` frequencies replacing ``base^(-2i/d)`` (a scaling recipe's).
         attention_factor: multiplies the rotated vector (YaRN's temperature; 1 otherwise).
 
     Returns:
-        The rotated tensor, same shape and dtype as ``x``.
+        The rotated tensor, same shape and dtype as ``x``; a ``T = 0`` input gives an empty result.
     """
     cos, sin = _cos_sin(x, positions, base, inv_freq, attention_factor)  # (T, d/2)
     even, odd = x[..., 0::2], x[..., 1::2]
@@ -104,9 +111,7 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     The quarter turn of the "halves" layout used by transformers' LLaMA and by GPT-NeoX:
     dimension ``i`` is paired with dimension ``i + d/2`` instead of its neighbour.
     """
-    require_tensor(x, "x")
-    if x.dim() < 1:
-        raise ValueError("x must have at least one dimension (its features), got a 0-dimensional tensor.")
+    require_min_dims(require_float_tensor(x, "x"), "x", 1, "its features")
     require_even(x.shape[-1], "the feature size of x", "rotate_half splits it into two halves.")
     first, second = x.chunk(2, dim=-1)
     return torch.cat([-second, first], dim=-1)
@@ -126,14 +131,7 @@ def apply_rotary_half(
     transformers' ``apply_rotary_pos_emb`` for LLaMA. It is :func:`apply_rotary` up to a
     fixed reordering of the features: see :func:`halves_to_pairs`.
 
-    Args:
-        x: ``(..., T, d)`` with even ``d``.
-        positions: ``(T,)`` positions of the rows; defaults to ``0 … T-1``.
-        base: frequency base.
-        inv_freq, attention_factor: as in :func:`apply_rotary`.
-
-    Returns:
-        The rotated tensor, same shape and dtype as ``x``.
+    Arguments, result and errors as in :func:`apply_rotary` (``x``: ``(..., T, d)``, even ``d``).
     """
     cos, sin = _cos_sin(x, positions, base, inv_freq, attention_factor)  # (T, d/2)
     return x * torch.cat([cos, cos], dim=-1) + rotate_half(x) * torch.cat([sin, sin], dim=-1)
@@ -165,7 +163,7 @@ def rotary_decay_bound(distances: torch.Tensor, dim: int, base: float = 10000.0)
         dim: the head width ``d`` (even).
         base: frequency base.
     """
-    require_tensor(distances, "distances", ndim=1)
+    require_position_tensor(distances, "distances", ndim=1)
     theta = sinusoid_frequencies(dim, base).to(distances.device)  # (d/2,)
     angles = distances.to(torch.float64)[:, None] * theta[None, :]  # (N, d/2)
     partial_sums = torch.polar(torch.ones_like(angles), angles).cumsum(dim=-1)  # S_1 … S_{d/2}

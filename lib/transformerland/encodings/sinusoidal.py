@@ -7,12 +7,19 @@ each (sin, cos) pair is a clock hand turning at its own speed, the speeds geomet
 from __future__ import annotations
 
 import math
-import numbers
 
 import torch
 from torch import nn
 
-from .._validation import require_choice, require_even, require_positive_float, require_positive_int, require_tensor
+from .._validation import (
+    require_choice,
+    require_elements,
+    require_even,
+    require_float_tensor,
+    require_positive_float,
+    require_positive_int,
+    require_real,
+)
 
 __all__ = [
     "LAYOUTS",
@@ -51,6 +58,7 @@ def sinusoidal_encoding(
     num_positions = require_positive_int(num_positions, "num_positions")
     layout = require_choice(layout, "layout", LAYOUTS)
     omega = sinusoid_frequencies(d_model, base)  # (d/2,)
+    require_elements(num_positions * d_model, "the sinusoidal table")
     angles = torch.arange(num_positions, dtype=torch.float64)[:, None] * omega[None, :]  # (N, d/2)
     if layout == "interleaved":
         table = torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(num_positions, -1)
@@ -85,10 +93,10 @@ def shift_rotation(k: float, d_model: int, base: float = 10000.0, layout: str = 
         base: the wavelength scale (10000 in the paper).
         layout: ``"interleaved"`` or ``"concatenated"``, as in :func:`sinusoidal_encoding`.
     """
-    if isinstance(k, bool) or not isinstance(k, numbers.Real):
-        raise TypeError(f"k must be a number of positions (int or float), got {k!r} ({type(k).__name__}).")
+    k = require_real(k, "k", what="a number of positions (int or float)")
     layout = require_choice(layout, "layout", LAYOUTS)
-    angles = float(k) * sinusoid_frequencies(d_model, base)  # (d/2,)
+    angles = k * sinusoid_frequencies(d_model, base)  # (d/2,)
+    require_elements(d_model * d_model, "the rotation matrix")
     cos, sin = angles.cos(), angles.sin()
     blocks = torch.stack([torch.stack([cos, sin], -1), torch.stack([-sin, cos], -1)], -2)  # (d/2, 2, 2)
     rotation = torch.block_diag(*blocks)
@@ -121,7 +129,9 @@ def tensor2tensor_encoding(num_positions: int, d_model: int, base: float = 10000
     positions past its padding index; that offset is not reproduced here).
     """
     num_positions = require_positive_int(num_positions, "num_positions")
-    angles = torch.arange(num_positions, dtype=torch.float64)[:, None] * tensor2tensor_frequencies(d_model, base)
+    omega = tensor2tensor_frequencies(d_model, base)  # (d/2,)
+    require_elements(num_positions * d_model, "the sinusoidal table")
+    angles = torch.arange(num_positions, dtype=torch.float64)[:, None] * omega
     return torch.cat([angles.sin(), angles.cos()], dim=-1).float()
 
 
@@ -144,8 +154,8 @@ class SinusoidalPositionalEncoding(nn.Module):
         self.register_buffer("table", torch.zeros(0, d_model), persistent=False)  # (rows so far, D)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """``x``: ``(B, T, D)`` → ``x + PE[:T]``, same shape."""
-        require_tensor(x, "x", ndim=3)
+        """``x``: ``(B, T, D)`` of a floating dtype → ``x + PE[:T]``, same shape (integer ``x`` is refused)."""
+        require_float_tensor(x, "x", ndim=3)
         if x.shape[-1] != self.d_model:
             raise ValueError(f"x has width {x.shape[-1]} but this encoding was built for d_model={self.d_model}.")
         length = x.shape[1]

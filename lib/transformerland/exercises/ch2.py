@@ -16,8 +16,9 @@ import torch
 
 from ..encodings.sinusoidal import sinusoid_frequencies, sinusoidal_encoding, tensor2tensor_frequencies
 from .checking import Check, CheckResult, Mistake, numbers_close, spot_mistake, tensors_close
+from .spec import CheckedByCode
 
-__all__ = ["TABLE_TOLERANCE", "check_first_near_repeat", "check_sinusoidal_encoding", "check_wavelength"]
+__all__ = ["EXERCISES", "TABLE_TOLERANCE", "check_first_near_repeat", "check_sinusoidal_encoding", "check_wavelength"]
 
 #: How close a student's table must be to the reference, entry by entry.
 TABLE_TOLERANCE = 1e-4
@@ -311,3 +312,33 @@ def check_first_near_repeat(fn: Callable[..., object]) -> CheckResult:
             hint = "" if got == expected else _near_repeat_hint(got, expected, d_model, base, tol, max_position)
             check.that(got == expected, f"{call} returned {got}", hint)
     return check.result
+
+
+#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
+#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+EXERCISES = [
+    CheckedByCode(
+        "ex-2-1",
+        "sinusoidal table, both layouts",
+        "check_sinusoidal_encoding",
+        "my_sinusoidal_encoding",
+        '``fn(num_positions, d_model, base=10000.0, layout="interleaved")`` builds the table from the formula.',
+        check_sinusoidal_encoding,
+    ),
+    CheckedByCode(
+        "ex-2-2",
+        "wavelengths",
+        "check_wavelength",
+        "wavelength",
+        "``fn(column, d_model, base=10000.0)`` returns the wavelength, in positions, of that column.",
+        check_wavelength,
+    ),
+    CheckedByCode(
+        "ex-2-4",
+        "first near-repeats",
+        "check_first_near_repeat",
+        "first_near_repeat",
+        "``fn(d_model, base, tol, max_position)``: the first ``k`` in ``1 … max_position`` with",
+        check_first_near_repeat,
+    ),
+]

@@ -13,8 +13,9 @@ import torch
 from torch import nn
 
 from .checking import Check, CheckResult, Mistake, hint_for
+from .spec import CheckedByCode
 
-__all__ = ["check_learned_positions", "check_position_parameters"]
+__all__ = ["EXERCISES", "check_learned_positions", "check_position_parameters"]
 
 
 def _forward(check: Check, layer: nn.Module, x: torch.Tensor, max_len: int) -> torch.Tensor:
@@ -171,3 +172,25 @@ def check_position_parameters(count: Callable[[str, int, int], int]) -> CheckRes
                 got == expected, f"count({scheme!r}, {max_len}, {d_model}) returned {got}, which is not right", hint
             )
     return check.result
+
+
+#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
+#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+EXERCISES = [
+    CheckedByCode(
+        "ex-3-1",
+        "learned position layer",
+        "check_learned_positions",
+        "MyLearnedPositions",
+        "``layer_class(max_len, d_model)`` builds a learned position layer.",
+        check_learned_positions,
+    ),
+    CheckedByCode(
+        "ex-3-2",
+        "parameter counts",
+        "check_position_parameters",
+        "count_position_parameters",
+        "``count(scheme, max_len, d_model)`` is the number of trained position parameters.",
+        check_position_parameters,
+    ),
+]

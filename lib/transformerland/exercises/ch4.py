@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 import torch
 
 from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
+from .spec import CheckedByCode
 
-__all__ = ["check_bert_sum", "check_most_alike_pair", "check_segment_ids"]
+__all__ = ["EXERCISES", "check_bert_sum", "check_most_alike_pair", "check_segment_ids"]
 
 _close = tensors_close(atol=1e-4, rtol=1e-5)
 
@@ -195,3 +196,33 @@ def check_most_alike_pair(fn: Callable[[torch.Tensor], tuple[int, int]]) -> Chec
             got = pair
             check.that(got == want, f"for a {tuple(case.shape)} table it returned {got}", _pair_hint(got, want, n))
     return check.result
+
+
+#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
+#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+EXERCISES = [
+    CheckedByCode(
+        "ex-4-1",
+        "the three-way sum with LayerNorm",
+        "check_bert_sum",
+        "my_bert_sum",
+        "``fn(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps)``.",
+        check_bert_sum,
+    ),
+    CheckedByCode(
+        "ex-4-2",
+        "segment ids for sentence pairs",
+        "check_segment_ids",
+        "my_segment_ids",
+        "``fn(tokens)`` → one segment id per token of ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``.",
+        check_segment_ids,
+    ),
+    CheckedByCode(
+        "ex-4-3",
+        "the most alike pair of positions",
+        "check_most_alike_pair",
+        "most_alike_pair",
+        "``fn(table)`` with ``table`` ``(N, D)`` → ``(i, j)``, ``i < j``, the rows with the largest cosine.",
+        check_most_alike_pair,
+    ),
+]

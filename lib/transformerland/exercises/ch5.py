@@ -14,8 +14,9 @@ import torch
 
 from ..remedies import interpolate_table
 from .checking import Check, CheckResult
+from .spec import CheckedByCode
 
-__all__ = ["check_interpolate_table", "check_sliding_windows", "check_steps_to_reach"]
+__all__ = ["EXERCISES", "check_interpolate_table", "check_sliding_windows", "check_steps_to_reach"]
 
 _TABLE_HINT = "return a torch.Tensor of shape (new_len, d_model)."
 
@@ -240,3 +241,33 @@ def check_sliding_windows(fn: Callable[[int, int, int], list[tuple[int, int]]]) 
                 "start each window `stride` positions after the previous one.",
             )
     return check.result
+
+
+#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
+#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+EXERCISES = [
+    CheckedByCode(
+        "ex-5-1",
+        "position-table interpolation",
+        "check_interpolate_table",
+        "my_interpolate_table",
+        "``fn(table, new_len)`` stretches an ``(L, D)`` table to ``(new_len, D)`` by linear interpolation.",
+        check_interpolate_table,
+    ),
+    CheckedByCode(
+        "ex-5-3",
+        "steps to reach a target loss",
+        "check_steps_to_reach",
+        "my_steps_to_reach",
+        "``fn(losses, target, window)`` is the number of fine-tuning steps after which the",
+        check_steps_to_reach,
+    ),
+    CheckedByCode(
+        "ex-5-4",
+        "sliding windows",
+        "check_sliding_windows",
+        "my_windows",
+        "``fn(length, window, stride)`` covers positions ``0 … length - 1`` with windows that fit.",
+        check_sliding_windows,
+    ),
+]

@@ -18,8 +18,9 @@ from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
 from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
+from .spec import CheckedByCode
 
-__all__ = ["TOLERANCE", "check_alibi_slopes", "check_interpolated_positions", "check_rope_rotate"]
+__all__ = ["EXERCISES", "TOLERANCE", "check_alibi_slopes", "check_interpolated_positions", "check_rope_rotate"]
 
 #: How close a student's numbers must be to the reference.
 TOLERANCE = 1e-5
@@ -253,3 +254,33 @@ def check_interpolated_positions(fn: Callable[[int, int], torch.Tensor]) -> Chec
                 ),
             )
     return check.result
+
+
+#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
+#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+EXERCISES = [
+    CheckedByCode(
+        "ex-6-1",
+        "RoPE on one vector",
+        "check_rope_rotate",
+        "rope_rotate",
+        "``fn(x, position, base=10000.0)`` rotates ``x`` ``(d,)`` as RoPE does at ``position``.",
+        check_rope_rotate,
+    ),
+    CheckedByCode(
+        "ex-6-2",
+        "ALiBi slopes",
+        "check_alibi_slopes",
+        "my_alibi_slopes",
+        "``fn(n_heads)`` returns ALiBi's slopes for a power-of-two head count.",
+        check_alibi_slopes,
+    ),
+    CheckedByCode(
+        "ex-6-5",
+        "position interpolation",
+        "check_interpolated_positions",
+        "my_interpolated_positions",
+        "``fn(length, trained_length)`` returns position interpolation's positions ``(length,)``.",
+        check_interpolated_positions,
+    ),
+]

@@ -17,8 +17,9 @@ import torch
 from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
 from .checking import Check, CheckFailed, CheckResult
+from .spec import CheckedByCode
 
-__all__ = ["check_gguf_unpermute", "check_position_ids", "check_turning_pairs"]
+__all__ = ["EXERCISES", "check_gguf_unpermute", "check_position_ids", "check_turning_pairs"]
 
 
 def _as_long(value: object, what: str) -> torch.Tensor:
@@ -207,3 +208,33 @@ def check_turning_pairs(fn: Callable[[int, float, int], object]) -> CheckResult:
                 hint=hints[0] if hints else "pair i turns (L − 1)·base^(−2i/d) radians; it completes a turn at 2π.",
             )
     return check.result
+
+
+#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
+#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+EXERCISES = [
+    CheckedByCode(
+        "ex-7-1",
+        "position ids from a padding mask",
+        "check_position_ids",
+        "my_position_ids",
+        "``fn(attention_mask)`` ``(B, T)`` of 0/1 returns the position ids ``(B, T)``.",
+        check_position_ids,
+    ),
+    CheckedByCode(
+        "ex-7-2",
+        "the GGUF row order undone",
+        "check_gguf_unpermute",
+        "my_unpermute",
+        "``fn(weight, n_heads)`` reorders a GGUF query/key weight's rows into transformers' halves order.",
+        check_gguf_unpermute,
+    ),
+    CheckedByCode(
+        "ex-7-3",
+        "pairs that complete a turn",
+        "check_turning_pairs",
+        "my_turning_pairs",
+        "``fn(head_dim, base, context)`` lists the pairs that complete a full turn within ``context`` tokens.",
+        check_turning_pairs,
+    ),
+]

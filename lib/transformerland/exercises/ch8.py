@@ -16,8 +16,16 @@ import torch
 
 from ..encodings.rope_scaling import dynamic_factor, llama3_bands, ntk_base, yarn_ramp
 from .checking import Check, CheckResult, Mistake, hint_for, numbers_close, tensors_close
+from .spec import CheckedByCode
 
-__all__ = ["BANDS", "check_dynamic_factor", "check_llama3_band", "check_ntk_base", "check_yarn_ramp"]
+__all__ = [
+    "BANDS",
+    "EXERCISES",
+    "check_dynamic_factor",
+    "check_llama3_band",
+    "check_ntk_base",
+    "check_yarn_ramp",
+]
 
 
 _close = tensors_close(atol=1e-6, rtol=1e-6)
@@ -189,3 +197,41 @@ def check_dynamic_factor(fn: Callable[[float, int, int], float]) -> CheckResult:
                 hint=hint_for(got, mistakes, _near, "use factor · max(s, L) / L − (factor − 1)."),
             )
     return check.result
+
+
+#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
+#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+EXERCISES = [
+    CheckedByCode(
+        "ex-8-1",
+        "NTK-aware base",
+        "check_ntk_base",
+        "my_ntk_base",
+        "``fn(base, factor, head_dim)`` returns the NTK-aware base ``base · factor^(d/(d-2))``.",
+        check_ntk_base,
+    ),
+    CheckedByCode(
+        "ex-8-2",
+        "YaRN ramp",
+        "check_yarn_ramp",
+        "my_yarn_ramp",
+        "``fn(head_dim, base, original_length, beta_fast, beta_slow)`` returns YaRN's ramp ``(d/2,)``.",
+        check_yarn_ramp,
+    ),
+    CheckedByCode(
+        "ex-8-3",
+        "Llama 3 bands",
+        "check_llama3_band",
+        "my_llama3_band",
+        "``fn(wavelength, original_length, low_freq_factor, high_freq_factor)`` names the band.",
+        check_llama3_band,
+    ),
+    CheckedByCode(
+        "ex-8-4",
+        "dynamic NTK factor",
+        "check_dynamic_factor",
+        "my_dynamic_factor",
+        "``fn(factor, seq_len, original_length)`` returns dynamic NTK's effective factor.",
+        check_dynamic_factor,
+    ),
+]

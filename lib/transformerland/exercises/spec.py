@@ -1,0 +1,412 @@
+"""Exercises as data: one declarative spec per coding exercise, for the notebook, the grader and Gradescope.
+
+An :class:`Exercise` says everything about one coding exercise::
+
+    SINGLE_HEAD_ATTENTION = Exercise(
+        label="ex-1-2",
+        what="single-head attention",
+        checker="check_single_head_attention",   # the name the notebook calls
+        function="my_attention",                 # the name the chapter's solution defines
+        signature="(x (T, D), w_q (D, d_k), w_k (D, d_k), w_v (D, d_v)) -> Tensor (T, d_v)",
+        cases=_cases,                            # seed -> [Case(args, problem=..., hint=...), ...]
+        reference=_reference,                    # the right answer to each case
+        tolerance=tensors_close(atol=1e-5, rtol=1e-4),
+        mistakes=_mistakes,                      # case -> [Mistake(what the slip returns, its hint), ...]
+        judge=_judge,                            # optional: the checks on one answer (default: same type, close)
+        points=2,
+        forbids=("transformerland.attention.single_head_attention",),
+    )
+    check_single_head_attention = SINGLE_HEAD_ATTENTION.check   # what the notebook imports
+
+The same spec serves three callers:
+
+* the notebook (:meth:`Exercise.check`): the student's function runs on the **public** cases
+  (``cases(PUBLIC_SEED)``) in the student's own kernel, and one verdict line is printed at once;
+* the bulk grader and Gradescope (:meth:`Exercise.grade`): the student's function runs in a sandbox on the
+  **hidden** cases (``cases(seed)`` with a seed the grader draws), its answers come back as data
+  (:mod:`~transformerland.exercises.codec`), and the verdict is decided here, in the grader's own process,
+  against the reference computed here;
+* anything else that can call a Python function on inputs (Otter-Grader, nbgrader): :meth:`Exercise.grade`
+  takes a list of answers and returns a :class:`~transformerland.exercises.checking.CheckResult`.
+
+``forbids`` names library functions the student must write, not call: while the student's function runs
+(in the notebook and in the sandbox), each of them raises :class:`ForbiddenCall`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from .checking import Check, CheckFailed, CheckResult, Mistake, hint_for
+
+__all__ = [
+    "PUBLIC_SEED",
+    "Answer",
+    "Case",
+    "Exercise",
+    "ForbiddenCall",
+    "compare",
+    "forbidding",
+    "same_answer",
+]
+
+#: The seed of the cases the notebook's checker runs; the grader draws its own for the hidden ones.
+PUBLIC_SEED = 0
+
+
+@dataclass(frozen=True)
+class Case:
+    """One call of the student's function, and what a wrong answer to it means.
+
+    Args:
+        args, kwargs: the call's arguments (tensors, numbers, strings, lists, tuples, dicts).
+        problem: the verdict's message when the answer is wrong.
+        hint: the hint when the wrong answer matches none of the spec's mistakes.
+        mistakes: whether to look the wrong answer up among the spec's mistakes for this case.
+        tag: a short name the spec's own judge may use to tell its cases apart.
+    """
+
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any] = field(default_factory=dict)
+    problem: str = "the values are wrong"
+    hint: str = ""
+    mistakes: bool = True
+    tag: str = ""
+
+    def fresh(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """Copies of the arguments (tensors cloned), so that a function that writes into them changes nothing."""
+        return tuple(_copy(a) for a in self.args), {k: _copy(v) for k, v in self.kwargs.items()}
+
+    def shown(self) -> str:
+        """The call's arguments in words, ``(5, 4, base=100.0)``; a tensor shows as its shape."""
+        words = [_show(a) for a in self.args] + [f"{k}={_show(v)}" for k, v in self.kwargs.items()]
+        return "(" + ", ".join(words) + ")"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the student's function did on one case: returned ``value``, or raised.
+
+    A raise is kept as data: the exception's class name, its message, and the line of the student's code it
+    came from (``line`` and ``lineno``); ``forbidden`` names the library function it called, if that was it.
+    """
+
+    value: Any = None
+    raised: str = ""
+    message: str = ""
+    line: str = ""
+    lineno: int = 0
+    forbidden: str = ""
+
+    @classmethod
+    def of(cls, fn: Callable[..., Any], case: Case, forbids: Sequence[str] = ()) -> Answer:
+        """Call ``fn`` on ``case`` (fresh copies of its arguments), with ``forbids`` raising; keep what happened."""
+        args, kwargs = case.fresh()
+        try:
+            with forbidding(forbids):
+                return cls(value=fn(*args, **kwargs))
+        except ForbiddenCall as error:
+            return cls(raised="ForbiddenCall", message=str(error), forbidden=error.name)
+        except Exception as error:  # the student's bug, kept as data
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            return cls(raised=type(error).__name__, message=str(error), line=where.line or "", lineno=where.lineno or 0)
+
+    def to_data(self) -> dict[str, Any]:
+        """The answer's fields other than ``value``, as JSON-ready data."""
+        return {k: getattr(self, k) for k in ("raised", "message", "line", "lineno", "forbidden")}
+
+
+class ForbiddenCall(Exception):
+    """Raised by a library function that the exercise asks the student to write rather than call."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"{name} is the library's own answer; this exercise asks you to write it yourself")
+        self.name = name
+
+
+def _resolve(name: str) -> Any:
+    """The function ``package.module.function`` names."""
+    module, _, attribute = name.rpartition(".")
+    return getattr(importlib.import_module(module), attribute)
+
+
+@contextmanager
+def forbidding(names: Sequence[str]) -> Iterator[None]:
+    """Inside the block, each library function in ``names`` raises :class:`ForbiddenCall`, however it is reached.
+
+    The function's code is swapped (not the name it is bound to), so an alias imported earlier
+    (``from transformerland.attention import single_head_attention as sha``) raises too.
+    """
+    swapped = []
+    for name in names:
+        function = _resolve(name)
+        raiser: dict[str, Any] = {}
+        exec(  # a code object without free variables, so that it can stand in for any plain function's
+            "def raiser(*args, **kwargs):\n"
+            f"    raise __import__('transformerland.exercises.spec', fromlist=['_']).ForbiddenCall({name!r})\n",
+            raiser,
+        )
+        swapped.append((function, function.__code__))
+        function.__code__ = raiser["raiser"].__code__
+    try:
+        yield
+    finally:
+        for function, code in swapped:
+            function.__code__ = code
+
+
+def same_answer(got: Any, expected: Any) -> bool:
+    """Exact equality for plain answers (ints, strings, lists); floats within 1e-9 of each other."""
+    if isinstance(got, float) or isinstance(expected, float):
+        return isinstance(got, (int, float)) and math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
+    return type(got) is type(expected) and got == expected
+
+
+def _copy(value: Any) -> Any:
+    clone = getattr(value, "clone", None)
+    if callable(clone):
+        return clone()
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _show(value: Any) -> str:
+    shape = getattr(value, "shape", None)
+    if shape is not None:
+        return f"a tensor of shape {tuple(shape)}"
+    return repr(value)
+
+
+Judge = Callable[[Check, "Exercise", Case, Any, Any], None]
+
+
+def compare(
+    check: Check, spec: Exercise, case: Case, got: Any, expected: Any, close: Callable[[Any, Any], bool] | None = None
+) -> None:
+    """Record one check: ``got`` is close to ``expected`` (by ``close``, default the spec's tolerance).
+
+    A wrong answer stops with the case's problem and the hint of the spec's mistake it matches, or else the
+    case's hint, or else the spec's.
+    """
+    close = close or spec.tolerance
+    if _safely(close)(got, expected):
+        check.that(True, "", "")
+        return
+    mistakes = spec.mistakes(case) if case.mistakes else []
+    check.fail(case.problem, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
+
+
+def default_judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+    """The answer must be ``tolerance``-close to the reference; a wrong one gets the hint of the mistake it matches."""
+    compare(check, spec, case, got, expected)
+
+
+def _safely(close: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
+    """``close``, False where it raises (an answer of another type or shape is close to nothing)."""
+
+    def safe(a: Any, b: Any) -> bool:
+        try:
+            return bool(close(a, b))
+        except (TypeError, ValueError, RuntimeError, AttributeError, IndexError):
+            return False
+
+    return safe
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One coding exercise as data (see the module's docstring for an example).
+
+    Args:
+        label: ``ex-<chapter>-<n>``.
+        what: a few words for the PASSED message, ``"single-head attention"``.
+        checker: the name the notebook calls, ``"check_single_head_attention"``.
+        function: the name of the function (or class) the chapter's solution defines, which the grader calls.
+        signature: the call and what it returns, in words, for the instructor's guide and Gradescope.
+        cases: ``seed -> [Case, ...]``; :data:`PUBLIC_SEED` gives the notebook's cases, any other seed hidden ones
+            of the same kinds.
+        reference: the right answer: ``reference(*case.args, **case.kwargs)``.
+        tolerance: ``(got, expected) -> bool``; :func:`same_answer` by default.
+        mistakes: ``case -> [Mistake, ...]``: what each typical slip returns on that case, with its hint.
+        hint: the hint when a wrong answer matches no mistake and its case gives none.
+        judge: the checks on one answer, ``judge(check, spec, case, got, expected)``; :func:`default_judge` by
+            default. It may call ``check.that``/``check.fail`` any number of times.
+        probe: for an exercise whose answer is not plain data (a class), ``probe(student_object, case) -> data``:
+            what the student's object does on the case, run where the student's code runs.
+        points: the exercise's weight in the grade.
+        forbids: library functions (``"transformerland.attention.single_head_attention"``) that raise while the
+            student's code runs.
+    """
+
+    label: str
+    what: str
+    checker: str
+    function: str
+    signature: str
+    cases: Callable[[int], list[Case]]
+    reference: Callable[..., Any]
+    tolerance: Callable[[Any, Any], bool] = same_answer
+    mistakes: Callable[[Case], list[Mistake]] = lambda case: []
+    hint: str = "compare one answer with the exercise's formula, step by step."
+    judge: Judge = default_judge
+    probe: Callable[[Any, Case], Any] | None = None
+    points: float = 1.0
+    forbids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        Check(self.label, self.what, quiet=True)  # raises on a malformed label
+        if not self.checker.startswith("check_"):
+            raise ValueError(f"{self.label}: a checker's name starts with 'check_', got {self.checker!r}.")
+        if not self.function.isidentifier():
+            raise ValueError(f"{self.label}: function must be a Python name, got {self.function!r}.")
+        if self.points <= 0:
+            raise ValueError(f"{self.label}: points must be positive, got {self.points}.")
+
+    # --- running the student's code (in the notebook, or inside the sandbox) ---------------------------
+
+    def answer(self, student: Any, case: Case) -> Answer:
+        """What ``student`` (the function or class the exercise asks for) gives on ``case``, as an :class:`Answer`."""
+        if self.probe is None:
+            return Answer.of(student, case, self.forbids)
+        probe = self.probe
+        return Answer.of(lambda *args, **kwargs: probe(student, Case(args, kwargs)), case, self.forbids)
+
+    def answers(self, student: Any, seed: int = PUBLIC_SEED) -> list[Answer]:
+        """The student's answers to every case of ``seed``."""
+        return [self.answer(student, case) for case in self.cases(seed)]
+
+    # --- deciding (in the notebook, or in the grader's own process) -----------------------------------
+
+    def grade(self, answers: Sequence[Answer], seed: int = PUBLIC_SEED, quiet: bool = True) -> CheckResult:
+        """The verdict on ``answers`` to the cases of ``seed``, against the reference computed here.
+
+        The first wrong answer ends it with NOT YET, its problem and hint; a missing answer (fewer answers
+        than cases) is NOT YET too.
+        """
+        cases = self.cases(seed)
+        with Check(self.label, self.what, quiet=quiet) as check:
+            for number, case in enumerate(cases):
+                if number >= len(answers):
+                    check.fail(
+                        f"no answer came back for case {number + 1} of {len(cases)}",
+                        "run every cell of the notebook, top to bottom, and keep the function's name.",
+                    )
+                got = self._value(answers[number], case)
+                self.judge(check, self, case, got, self.reference(*case.fresh()[0], **case.fresh()[1]))
+        return check.result
+
+    def _value(self, answer: Answer, case: Case) -> Any:
+        """The answer's value, or the verdict its raise deserves."""
+        if answer.forbidden:
+            raise CheckFailed(
+                f"it calls {answer.forbidden}, the library's own answer",
+                "this exercise asks you to write the computation yourself, without that function.",
+            )
+        if answer.raised == "NotImplementedError":
+            raise CheckFailed(
+                "the function is not written yet (it raised NotImplementedError)",
+                "replace the stub's body with your code.",
+            )
+        if answer.raised:
+            raise CheckFailed(
+                f"calling it with {case.shown()} raised {answer.raised}: {answer.message}",
+                f"look at line {answer.lineno} of your code ({answer.line}).",
+            )
+        return answer.value
+
+    def check(self, student: Any, quiet: bool = False) -> CheckResult:
+        """The notebook's checker: run ``student`` on the public cases here, print the verdict, return it."""
+        if not callable(student):
+            result = CheckResult(
+                self.label,
+                False,
+                f"expected a function, got {type(student).__name__}",
+                "pass the function itself, without calling it: check(my_function), not check(my_function()).",
+            )
+            if not quiet:
+                print(result)
+            return result
+        return self.grade(self.answers(student), PUBLIC_SEED, quiet=quiet)
+
+    def checker_function(self) -> Callable[[Any], CheckResult]:
+        """:meth:`check` as a function named :attr:`checker`, with a docstring, for ``from … import check_…``."""
+
+        def checker(student: Any) -> CheckResult:
+            return self.check(student)
+
+        checker.__name__ = checker.__qualname__ = self.checker
+        checker.__doc__ = f"{self.label}: ``{self.function}{self.signature}``. Prints the verdict and returns it."
+        return checker
+
+
+def raise_again(answer: Answer) -> Any:
+    """The answer's value, or its raise raised again by name: how a recorded call behaves when replayed."""
+    if answer.forbidden:
+        raise ForbiddenCall(answer.forbidden)
+    if not answer.raised:
+        return answer.value
+    if answer.raised == "NotImplementedError":
+        raise NotImplementedError(answer.message)
+    raise type(answer.raised, (Exception,), {})(answer.message)
+
+
+def same_call(case: Case, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
+    """Whether a recorded call had exactly these arguments (tensors equal in dtype, shape and values)."""
+    return _same((case.args, dict(case.kwargs)), (tuple(args), dict(kwargs)))
+
+
+def _same(a: Any, b: Any) -> bool:
+    if hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "dtype"):
+        import torch
+
+        return a.dtype == b.dtype and a.shape == b.shape and bool(torch.equal(a, b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and (a == b or (a != a and b != b))  # nan equals nan here
+
+
+@dataclass(frozen=True)
+class CheckedByCode:
+    """A coding exercise whose checker is still written as code (``checker(fn)``) rather than as cases.
+
+    The grader records it: the checker runs in the sandbox on the student's function, every call is kept with
+    its answer (:func:`transformerland.exercises.harness.record`), and :meth:`replay` runs the same checker
+    again in the grader's process on those answers, a call whose arguments differ from the recorded ones
+    getting no answer. Its cases are the notebook's own, not hidden ones: turn it into an :class:`Exercise`
+    for that.
+    """
+
+    label: str
+    what: str
+    checker: str
+    function: str
+    signature: str
+    code: Callable[[Any], CheckResult]
+    points: float = 1.0
+    forbids: tuple[str, ...] = ()
+
+    def replay(self, calls: Sequence[tuple[Case, Answer]]) -> CheckResult:
+        """The checker's verdict on the recorded ``calls``, decided here."""
+        import contextlib
+        import io
+
+        position = 0
+
+        def replayed(*args: Any, **kwargs: Any) -> Any:
+            nonlocal position
+            if position >= len(calls) or not same_call(calls[position][0], args, kwargs):
+                raise LookupError("no answer came back from the sandbox for this call")
+            position += 1
+            return raise_again(calls[position - 1][1])
+
+        with contextlib.redirect_stdout(io.StringIO()):
+            return self.code(replayed)

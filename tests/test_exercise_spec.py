@@ -1,0 +1,77 @@
+"""transformerland.exercises.spec: one declarative spec serves the notebook's checker and the grader."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformerland.attention import single_head_attention as aliased
+from transformerland.exercises.ch1 import SINGLE_HEAD_ATTENTION, check_single_head_attention
+from transformerland.exercises.checking import Mistake
+from transformerland.exercises.spec import PUBLIC_SEED, Answer, Case, Exercise, ForbiddenCall, forbidding
+
+
+def doubling_spec(**changes) -> Exercise:
+    fields = dict(
+        label="ex-9-1",
+        what="doubling",
+        checker="check_double",
+        function="double",
+        signature="(x: int) -> int",
+        cases=lambda seed: [Case((2 + seed,)), Case((-3,), problem="negative numbers", hint="negatives too")],
+        reference=lambda x: 2 * x,
+        mistakes=lambda case: [Mistake(case.args[0] ** 2, "you squared it")],
+    )
+    return Exercise(**{**fields, **changes})
+
+
+def test_the_same_spec_decides_live_calls_and_answers_sent_as_data():
+    spec = doubling_spec()
+    assert spec.check(lambda x: 2 * x, quiet=True)
+    assert spec.grade([Answer(8), Answer(-6)], seed=2)  # hidden cases: the seed the grader draws
+    assert not spec.grade([Answer(4), Answer(-6)], seed=2)  # the public answer to a hidden case
+    squared = spec.check(lambda x: x * x, quiet=True)
+    assert not squared and squared.hint == "you squared it"
+    assert spec.grade([Answer(4)]).message == "no answer came back for case 2 of 2"
+
+
+def test_a_raise_comes_back_as_data_and_becomes_the_verdict():
+    def stub(x):
+        raise NotImplementedError
+
+    def buggy(x):
+        return [][x]
+
+    spec = doubling_spec()
+    answer = Answer.of(buggy, Case((2,)))
+    assert answer.raised == "IndexError" and answer.lineno > 0 and "[][x]" in answer.line
+    assert "raised IndexError" in spec.grade([answer]).message
+    assert spec.grade(spec.answers(stub)).hint == "replace the stub's body with your code."
+    assert "without calling it" in spec.check(4, quiet=True).hint
+
+
+def test_a_forbidden_library_function_raises_however_it_was_imported():
+    x, w = torch.randn(3, 4), torch.randn(4, 4)
+    with forbidding(["transformerland.attention.single_head_attention"]), pytest.raises(ForbiddenCall):
+        aliased(x, w, w, w)
+    assert aliased(x, w, w, w)[0].shape == (3, 4)  # and works again after
+
+    def calls_the_library(x, w_q, w_k, w_v):
+        return aliased(x, w_q, w_k, w_v)[0]
+
+    result = check_single_head_attention(calls_the_library)
+    assert not result and "single_head_attention" in result.message
+
+
+def test_hidden_cases_differ_from_the_public_ones():
+    public, hidden = SINGLE_HEAD_ATTENTION.cases(PUBLIC_SEED), SINGLE_HEAD_ATTENTION.cases(7)
+    assert len(public) == len(hidden)
+    assert not torch.equal(public[0].args[0], hidden[0].args[0])
+
+
+def test_specs_are_validated():
+    with pytest.raises(ValueError, match="ex-2-1"):
+        doubling_spec(label="exercise 1")
+    with pytest.raises(ValueError, match="check_"):
+        doubling_spec(checker="double_it")
+    with pytest.raises(ValueError, match="points"):
+        doubling_spec(points=0)
