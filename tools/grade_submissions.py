@@ -93,16 +93,18 @@ def load_specs(package: str, number: int) -> dict[str, Spec]:
     return {spec.label: spec for spec in getattr(module, "EXERCISES", [])}
 
 
+def instructor_chapter(path: Path, package: str) -> Chapter:
+    """The instructor's chapter at ``path``: its coding exercises (those its gates check) and their specs."""
+    nb = book.read(path)
+    number = book.chapter_number(path)
+    specs = load_specs(package, number)
+    labels = [label for label, checker in checkers(nb, gates(nb)).items() if checker]
+    return Chapter(number, path, {label: specs.get(label) for label in labels})
+
+
 def instructor_chapters(root: Path, package: str) -> list[Chapter]:
-    """Every chapter of the book at ``root`` with its coding exercises (those its gates check) and their specs."""
-    found = []
-    for path in book.chapters(root):
-        nb = book.read(path)
-        number = book.chapter_number(path)
-        specs = load_specs(package, number)
-        labels = [label for label, checker in checkers(nb, gates(nb)).items() if checker]
-        found.append(Chapter(number, path, {label: specs.get(label) for label in labels}))
-    return found
+    """Every chapter of the book at ``root`` (:func:`instructor_chapter`)."""
+    return [instructor_chapter(path, package) for path in book.chapters(root)]
 
 
 # --- the submission's side: reading it, finding its chapter ---------------------------------------------

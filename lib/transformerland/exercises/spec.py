@@ -56,6 +56,9 @@ __all__ = [
     "same_answer",
 ]
 
+#: When Gradescope shows a test's result to the student.
+VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
+
 #: The seed of the cases the notebook's checker runs; the grader draws its own for the hidden ones.
 PUBLIC_SEED = 0
 
@@ -243,6 +246,8 @@ class Exercise:
         points: the exercise's weight in the grade.
         forbids: library functions (``"transformerland.attention.single_head_attention"``) that raise while the
             student's code runs.
+        visibility: when Gradescope shows the student this exercise's result: ``"visible"``,
+            ``"after_due_date"``, ``"after_published"`` or ``"hidden"``.
     """
 
     label: str
@@ -259,6 +264,7 @@ class Exercise:
     probe: Callable[[Any, Case], Any] | None = None
     points: float = 1.0
     forbids: tuple[str, ...] = ()
+    visibility: str = "visible"
 
     def __post_init__(self) -> None:
         Check(self.label, self.what, quiet=True)  # raises on a malformed label
@@ -268,6 +274,8 @@ class Exercise:
             raise ValueError(f"{self.label}: function must be a Python name, got {self.function!r}.")
         if self.points <= 0:
             raise ValueError(f"{self.label}: points must be positive, got {self.points}.")
+        if self.visibility not in VISIBILITIES:
+            raise ValueError(f"{self.label}: visibility is one of {VISIBILITIES}, got {self.visibility!r}.")
 
     # --- running the student's code (in the notebook, or inside the sandbox) ---------------------------
 
@@ -393,6 +401,7 @@ class CheckedByCode:
     code: Callable[[Any], CheckResult]
     points: float = 1.0
     forbids: tuple[str, ...] = ()
+    visibility: str = "visible"
 
     def replay(self, calls: Sequence[tuple[Case, Answer]]) -> CheckResult:
         """The checker's verdict on the recorded ``calls``, decided here."""
