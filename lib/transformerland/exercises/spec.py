@@ -53,6 +53,8 @@ __all__ = [
     "ForbiddenCall",
     "compare",
     "forbidding",
+    "number_answer",
+    "numbers_answer",
     "same_answer",
 ]
 
@@ -191,24 +193,60 @@ Judge = Callable[[Check, "Exercise", Case, Any, Any], None]
 
 
 def compare(
-    check: Check, spec: Exercise, case: Case, got: Any, expected: Any, close: Callable[[Any, Any], bool] | None = None
+    check: Check,
+    spec: Exercise,
+    case: Case,
+    got: Any,
+    expected: Any,
+    close: Callable[[Any, Any], bool] | None = None,
+    mistakes: list[Mistake] | None = None,
 ) -> None:
     """Record one check: ``got`` is close to ``expected`` (by ``close``, default the spec's tolerance).
 
-    A wrong answer stops with the case's problem and the hint of the spec's mistake it matches, or else the
-    case's hint, or else the spec's.
+    A wrong answer stops with the case's problem and the hint of the mistake it matches (``mistakes``, by
+    default the spec's for this case), or else the case's hint, or else the spec's.
     """
     close = close or spec.tolerance
     if _safely(close)(got, expected):
         check.that(True, "", "")
         return
-    mistakes = spec.mistakes(case) if case.mistakes else []
+    if mistakes is None:
+        mistakes = spec.mistakes(case) if case.mistakes else []
     check.fail(case.problem, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
 
 
 def default_judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
     """The answer must be ``tolerance``-close to the reference; a wrong one gets the hint of the mistake it matches."""
     compare(check, spec, case, got, expected)
+
+
+def number_answer(what: str) -> Judge:
+    """A judge for an answer that is one number (an int, a float, a one-element tensor): ``what`` names it."""
+
+    def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+        compare(check, spec, case, check.number(got, what), expected)
+
+    return judge
+
+
+def numbers_answer(what: str, shape_hint: str = "return {what} of shape {shape}.") -> Judge:
+    """A judge for an answer that is a tensor (or list) of numbers of the reference's shape.
+
+    ``what`` names the answer; ``shape_hint`` is the hint for a wrong shape, with ``{what}``, ``{shape}`` and
+    ``{n}`` (the reference's length) filled in.
+    """
+
+    def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+        got = check.numbers(got, what)
+        shape = tuple(expected.shape)
+        check.that(
+            tuple(got.shape) == shape,
+            f"for {case.shown()} it returned shape {tuple(got.shape)}",
+            shape_hint.format(what=what, shape=shape, n=shape[0] if shape else 1),
+        )
+        compare(check, spec, case, got, expected.to(got.dtype))
+
+    return judge
 
 
 def _safely(close: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
