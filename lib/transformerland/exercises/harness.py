@@ -28,6 +28,8 @@ from typing import Any
 from .codec import decode, encode, from_bytes, to_bytes
 from .spec import Answer, Case, raise_again
 
+__all__ = ["CellTimeout", "main", "record", "run_cells"]
+
 
 class CellTimeout(Exception):
     """A cell ran past its time limit."""

@@ -47,15 +47,20 @@ from .checking import Check, CheckFailed, CheckResult, Mistake, hint_for
 
 __all__ = [
     "PUBLIC_SEED",
+    "VISIBILITIES",
     "Answer",
     "Case",
+    "CheckedByCode",
     "Exercise",
     "ForbiddenCall",
     "compare",
+    "default_judge",
     "forbidding",
     "number_answer",
     "numbers_answer",
+    "raise_again",
     "same_answer",
+    "same_call",
 ]
 
 #: When Gradescope shows a test's result to the student.
