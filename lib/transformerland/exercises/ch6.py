@@ -18,9 +18,17 @@ from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
 from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
-from .spec import CheckedByCode
+from .spec import Case, CheckedByCode, Exercise, numbers_answer
 
-__all__ = ["EXERCISES", "TOLERANCE", "check_alibi_slopes", "check_interpolated_positions", "check_rope_rotate"]
+__all__ = [
+    "ALIBI_SLOPES",
+    "EXERCISES",
+    "INTERPOLATED_POSITIONS",
+    "TOLERANCE",
+    "check_alibi_slopes",
+    "check_interpolated_positions",
+    "check_rope_rotate",
+]
 
 #: How close a student's numbers must be to the reference.
 TOLERANCE = 1e-5
@@ -181,79 +189,84 @@ def _slope_mistakes(n_heads: int) -> list[Mistake]:
     ]
 
 
-def check_alibi_slopes(fn: Callable[[int], torch.Tensor]) -> CheckResult:
-    """ex-6-2: ``fn(n_heads)`` returns ALiBi's slopes for a power-of-two head count.
+def _slope_cases(seed: int) -> list[Case]:
+    counts = (8, 4, 16, 2, 1) if seed == 0 else (4, (2, 16, 32)[seed % 3], 8, 1)
+    return [Case((n,), problem=f"the slopes for {n} heads are not ALiBi's") for n in counts]
 
-    Checks 8 heads first (1/2 … 1/256), then 2, 4, 16 and 1 head.
-    """
-    with Check("ex-6-2", "ALiBi slopes") as check:
-        for n_heads in (8, 4, 16, 2, 1):
-            got = check.numbers(check.call(fn, n_heads), "the slopes")
-            check.that(
-                got.dim() == 1 and got.numel() == n_heads,
-                f"for {n_heads} heads it returned shape {tuple(got.shape)}",
-                hint=f"return one slope per head: a flat list or 1-D tensor of {n_heads} numbers.",
-            )
-            expected = alibi_slopes(n_heads).double()
-            if not _close(got, expected):
-                check.fail(
-                    f"the slopes for {n_heads} heads are not ALiBi's",
-                    hint=hint_for(
-                        got, _slope_mistakes(n_heads), _close, "slope k (k = 1 … H) is 2^(−8k/H): a geometric sequence."
-                    ),
-                )
-    return check.result
+
+ALIBI_SLOPES = Exercise(
+    label="ex-6-2",
+    what="ALiBi slopes",
+    checker="check_alibi_slopes",
+    function="my_alibi_slopes",
+    signature="(n_heads: int, a power of two) -> Tensor (n_heads,): 2^(-8k/H) for k = 1 … H",
+    cases=_slope_cases,
+    reference=lambda n_heads: alibi_slopes(n_heads).double(),
+    tolerance=_close,
+    mistakes=lambda case: _slope_mistakes(case.args[0]),
+    hint="slope k (k = 1 … H) is 2^(−8k/H): a geometric sequence.",
+    judge=numbers_answer("the slopes", "return one slope per head: a flat list or 1-D tensor of {n} numbers."),
+)
 
 
 # ex-6-5 ------------------------------------------------------------------------------------------
 
 
-def check_interpolated_positions(fn: Callable[[int, int], torch.Tensor]) -> CheckResult:
-    """ex-6-5: ``fn(length, trained_length)`` returns position interpolation's positions ``(length,)``.
+def _position_cases(seed: int) -> list[Case]:
+    calls = ((256, 64), (100, 30), (48, 48), (10, 64)) if seed == 0 else ((200 + seed % 50, 50), (33, 33), (12, 40))
+    return [
+        Case(
+            call,
+            problem=f"the positions for {call[0]} tokens with a trained length of {call[1]} are not the "
+            "interpolated ones",
+        )
+        for call in calls
+    ]
 
-    Checks inputs longer than, equal to and shorter than the trained length.
-    """
-    with Check("ex-6-5", "position interpolation") as check:
-        for length, trained in ((256, 64), (100, 30), (48, 48), (10, 64)):
-            got = check.numbers(check.call(fn, length, trained), "the positions")
-            check.that(
-                got.dim() == 1 and got.numel() == length,
-                f"for length {length} it returned shape {tuple(got.shape)}",
-                hint=f"return one position per token: {length} numbers.",
-            )
-            expected = interpolated_positions(length, trained)
-            if _close(got, expected):
-                continue
-            steps = torch.arange(length, dtype=torch.float64)
-            mistakes = [
-                Mistake(
-                    steps * length / trained,
-                    "the positions were stretched instead of squeezed: multiply by L / L′ (trained over new), "
-                    "which is below 1 when the input is longer.",
-                ),
-                Mistake(
-                    torch.floor(steps * trained / length),
-                    "the positions were rounded to whole numbers. Interpolation keeps the fractions: RoPE's angles "
-                    "work at any real position.",
-                ),
-                Mistake(
-                    steps * trained / length,
-                    "short inputs were stretched too. Only squeeze when the input is longer than the trained "
-                    "length; otherwise keep 0, 1, 2, …",
-                ),
-                Mistake(
-                    steps * (trained - 1) / max(length - 1, 1),
-                    "you mapped the last token exactly onto position L − 1. Chen et al. scale every position by "
-                    "L / L′, so the last one lands at L − L/L′.",
-                ),
-            ]
-            check.fail(
-                f"the positions for {length} tokens with a trained length of {trained} are not the interpolated ones",
-                hint=hint_for(
-                    got, mistakes, _close, "position p becomes p · L / L′ when L′ > L, and stays p otherwise."
-                ),
-            )
-    return check.result
+
+def _position_mistakes(case: Case) -> list[Mistake]:
+    length, trained = case.args
+    steps = torch.arange(length, dtype=torch.float64)
+    return [
+        Mistake(
+            steps * length / trained,
+            "the positions were stretched instead of squeezed: multiply by L / L′ (trained over new), "
+            "which is below 1 when the input is longer.",
+        ),
+        Mistake(
+            torch.floor(steps * trained / length),
+            "the positions were rounded to whole numbers. Interpolation keeps the fractions: RoPE's angles "
+            "work at any real position.",
+        ),
+        Mistake(
+            steps * trained / length,
+            "short inputs were stretched too. Only squeeze when the input is longer than the trained "
+            "length; otherwise keep 0, 1, 2, …",
+        ),
+        Mistake(
+            steps * (trained - 1) / max(length - 1, 1),
+            "you mapped the last token exactly onto position L − 1. Chen et al. scale every position by "
+            "L / L′, so the last one lands at L − L/L′.",
+        ),
+    ]
+
+
+INTERPOLATED_POSITIONS = Exercise(
+    label="ex-6-5",
+    what="position interpolation",
+    checker="check_interpolated_positions",
+    function="my_interpolated_positions",
+    signature="(length: int, trained_length: int) -> Tensor (length,): p · min(1, L / L′)",
+    cases=_position_cases,
+    reference=lambda length, trained: interpolated_positions(length, trained).double(),
+    tolerance=_close,
+    mistakes=_position_mistakes,
+    hint="position p becomes p · L / L′ when L′ > L, and stays p otherwise.",
+    judge=numbers_answer("the positions", "return one position per token: {n} numbers."),
+)
+
+check_alibi_slopes = ALIBI_SLOPES.checker_function()
+check_interpolated_positions = INTERPOLATED_POSITIONS.checker_function()
 
 
 #: Every exercise of the chapter with a checker, in order (checkers still written as code: see
@@ -267,20 +280,6 @@ EXERCISES = [
         "``fn(x, position, base=10000.0)`` rotates ``x`` ``(d,)`` as RoPE does at ``position``.",
         check_rope_rotate,
     ),
-    CheckedByCode(
-        "ex-6-2",
-        "ALiBi slopes",
-        "check_alibi_slopes",
-        "my_alibi_slopes",
-        "``fn(n_heads)`` returns ALiBi's slopes for a power-of-two head count.",
-        check_alibi_slopes,
-    ),
-    CheckedByCode(
-        "ex-6-5",
-        "position interpolation",
-        "check_interpolated_positions",
-        "my_interpolated_positions",
-        "``fn(length, trained_length)`` returns position interpolation's positions ``(length,)``.",
-        check_interpolated_positions,
-    ),
+    ALIBI_SLOPES,
+    INTERPOLATED_POSITIONS,
 ]
