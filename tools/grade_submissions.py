@@ -216,7 +216,8 @@ def _answer(call: dict[str, Any], tensors: dict) -> Answer:
     fields = {key: call.get(key, default) for key, default in Answer().to_data().items()}
     if not all(isinstance(fields[key], type(default)) for key, default in Answer().to_data().items()):
         raise ValueError("an answer's fields have the wrong types")
-    return Answer(value=decode(call.get("value"), tensors), **fields)
+    after = decode(call.get("after"), tensors)
+    return Answer(value=decode(call.get("value"), tensors), after=tuple(after) if after else None, **fields)
 
 
 def student_of(path: Path, folder: Path) -> str:

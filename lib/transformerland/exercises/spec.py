@@ -61,6 +61,7 @@ __all__ = [
     "raise_again",
     "same_answer",
     "same_call",
+    "write_back",
 ]
 
 #: When Gradescope shows a test's result to the student.
@@ -113,19 +114,24 @@ class Answer:
     line: str = ""
     lineno: int = 0
     forbidden: str = ""
+    after: tuple[Any, ...] | None = None
 
     @classmethod
     def of(cls, fn: Callable[..., Any], case: Case, forbids: Sequence[str] = ()) -> Answer:
-        """Call ``fn`` on ``case`` (fresh copies of its arguments), with ``forbids`` raising; keep what happened."""
+        """Call ``fn`` on ``case`` (fresh copies of its arguments), with ``forbids`` raising; keep what happened.
+
+        ``after`` keeps the positional arguments as the call left them, when it changed any of them.
+        """
         args, kwargs = case.fresh()
         try:
             with forbidding(forbids):
-                return cls(value=fn(*args, **kwargs))
+                value = fn(*args, **kwargs)
         except ForbiddenCall as error:
             return cls(raised="ForbiddenCall", message=str(error), forbidden=error.name)
         except Exception as error:  # the student's bug, kept as data
             where = traceback.extract_tb(error.__traceback__)[-1]
             return cls(raised=type(error).__name__, message=str(error), line=where.line or "", lineno=where.lineno or 0)
+        return cls(value=value, after=None if _same(args, tuple(case.args)) else args)
 
     def to_data(self) -> dict[str, Any]:
         """The answer's fields other than ``value``, as JSON-ready data."""
@@ -397,6 +403,15 @@ class Exercise:
         return checker
 
 
+def write_back(answer: Answer, args: tuple[Any, ...]) -> None:
+    """Change ``args`` as the recorded call changed its own (tensors copied into, lists refilled)."""
+    for given, left in zip(args, answer.after or (), strict=False):
+        if hasattr(given, "copy_") and hasattr(left, "shape") and given.shape == left.shape:
+            given.copy_(left)
+        elif isinstance(given, list) and isinstance(left, list):
+            given[:] = left
+
+
 def raise_again(answer: Answer) -> Any:
     """The answer's value, or its raise raised again by name: how a recorded call behaves when replayed."""
     if answer.forbidden:
@@ -458,6 +473,7 @@ class CheckedByCode:
             if position >= len(calls) or not same_call(calls[position][0], args, kwargs):
                 raise LookupError("no answer came back from the sandbox for this call")
             position += 1
+            write_back(calls[position - 1][1], args)
             return raise_again(calls[position - 1][1])
 
         with contextlib.redirect_stdout(io.StringIO()):
