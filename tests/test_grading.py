@@ -200,7 +200,7 @@ def test_every_cheat_fails_and_a_bad_batch_still_gets_a_row_each(tmp_path: Path)
         found_chapters,
         jobs=2,
         seed=12345,
-        timeout=40,
+        timeout=25,
         cell_timeout=5,
         memory_mb=3072,
         forced=found_chapters[0],
