@@ -10,14 +10,22 @@ with the expected answer, and when it differs, tries to recognise the mistake to
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
 from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
-from .spec import CheckedByCode
+from .spec import Case, CheckedByCode, Exercise
 
-__all__ = ["EXERCISES", "check_bert_sum", "check_most_alike_pair", "check_segment_ids"]
+__all__ = [
+    "EXERCISES",
+    "SEGMENT_IDS",
+    "check_bert_sum",
+    "check_most_alike_pair",
+    "check_segment_ids",
+]
 
 _close = tensors_close(atol=1e-4, rtol=1e-5)
 
@@ -137,31 +145,53 @@ def _segment_hint(tokens: Sequence[str], got: list[int], want: list[int]) -> str
     return "0 from [CLS] up to and including the first [SEP], then 1 to the end."
 
 
-def check_segment_ids(fn: Callable[[list[str]], Sequence[int]]) -> CheckResult:
-    """ex-4-2: ``fn(tokens)`` → one segment id per token of ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``."""
-    with Check("ex-4-2", "segment ids for sentence pairs") as check:
+def _segment_cases(seed: int) -> list[Case]:
+    if seed == 0:
         cases = [
             ["[CLS]", "the", "apple", "fell", ".", "[SEP]", "it", "was", "ripe", ".", "[SEP]"],
             ["[CLS]", "where", "do", "words", "stand", "?", "[SEP]"],
             ["[CLS]", "a", "[SEP]", "b", "[SEP]"],
             ["[CLS]", "bert", "##ha", "keeps", "the", "basin", "[SEP]", "three", "streams", "[SEP]"],
         ]
-        for tokens in cases:
-            got = check.call(fn, list(tokens))
-            got = check.convert(
-                got,
-                lambda ids: [int(x) for x in ids],
-                f"it returned {got!r}",
-                "return a list (or 1-D tensor) of integers, one per token.",
-            )
-            want = _expected_segments(tokens)
-            check.that(
-                len(got) == len(tokens),
-                f"for {len(tokens)} tokens it returned {len(got)} segment ids",
-                "return exactly one segment id per token, [CLS] and every [SEP] included.",
-            )
-            check.that(got == want, f"for {' '.join(tokens)} it returned {got}", _segment_hint(tokens, got, want))
-    return check.result
+    else:
+        words = random.Random(seed).sample(["apple", "tower", "seat", "ledger", "map", "edge", "ticket", "##s"], 8)
+        a, b = 1 + seed % 4, 1 + seed % 3
+        cases = [
+            ["[CLS]", *words[:a], "[SEP]", *words[a : a + b], "[SEP]"],
+            ["[CLS]", *words[:5], "[SEP]"],
+            ["[CLS]", words[0], "[SEP]", words[1], "[SEP]"],
+        ]
+    return [Case((tokens,)) for tokens in cases]
+
+
+def _judge_segments(check: Check, spec: Exercise, case: Case, got: Any, want: list[int]) -> None:
+    (tokens,) = case.args
+    got = check.convert(
+        got,
+        lambda ids: [int(x) for x in ids],
+        f"it returned {got!r}",
+        "return a list (or 1-D tensor) of integers, one per token.",
+    )
+    check.that(
+        len(got) == len(tokens),
+        f"for {len(tokens)} tokens it returned {len(got)} segment ids",
+        "return exactly one segment id per token, [CLS] and every [SEP] included.",
+    )
+    check.that(got == want, f"for {' '.join(tokens)} it returned {got}", _segment_hint(tokens, got, want))
+
+
+SEGMENT_IDS = Exercise(
+    label="ex-4-2",
+    what="segment ids for sentence pairs",
+    checker="check_segment_ids",
+    function="my_segment_ids",
+    signature="(tokens: list[str], [CLS] A [SEP] or [CLS] A [SEP] B [SEP]) -> list[int], one segment id per token",
+    cases=_segment_cases,
+    reference=_expected_segments,
+    judge=_judge_segments,
+)
+
+check_segment_ids = SEGMENT_IDS.checker_function()
 
 
 def _pair_hint(got: tuple[int, int], want: tuple[int, int], n: int) -> str:
@@ -209,14 +239,7 @@ EXERCISES = [
         "``fn(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps)``.",
         check_bert_sum,
     ),
-    CheckedByCode(
-        "ex-4-2",
-        "segment ids for sentence pairs",
-        "check_segment_ids",
-        "my_segment_ids",
-        "``fn(tokens)`` → one segment id per token of ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``.",
-        check_segment_ids,
-    ),
+    SEGMENT_IDS,
     CheckedByCode(
         "ex-4-3",
         "the most alike pair of positions",

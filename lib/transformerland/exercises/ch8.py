@@ -213,7 +213,12 @@ def _factor_cases(seed: int) -> list[Case]:
     calls = _pick(
         seed,
         [(1.0, 8192, 2048), (4.0, 128, 32), (2.0, 3000, 2048), (4.0, 16, 32), (4.0, 32, 32), (8.0, 10000, 8192)],
-        lambda r: [(r.choice([2.0, 4.0, 8.0]), r.randrange(2049, 20000), 2048), (4.0, r.randrange(1, 2048), 2048)],
+        lambda r: [
+            (r.choice([2.0, 4.0, 8.0]), r.randrange(2049, 20000), 2048),
+            (4.0, r.randrange(1, 2048), 2048),
+            (1.0, r.randrange(2049, 9000), 2048),
+            (r.choice([2.0, 8.0]), 4096, 4096),
+        ],
     )
     return [
         Case(
