@@ -95,3 +95,17 @@ def test_a_checker_written_as_code_is_recorded_and_replayed_to_the_same_verdict(
         assert bool(live) == bool(replayed) == passed
         assert (live.message, live.hint) == (replayed.message, replayed.hint)
     assert not spec.replay([]), "with no recorded answers nothing passes"
+
+
+def test_a_function_that_writes_into_its_arguments_is_told_so():
+    spec = doubling_spec(
+        cases=lambda seed: [Case(([1, 2],))], reference=lambda xs: [2 * x for x in xs], mistakes=lambda case: []
+    )
+
+    def doubles_in_place(xs):
+        xs[:] = [2 * x for x in xs]
+        return list(xs)
+
+    result = spec.check(doubles_in_place, quiet=True)
+    assert not result and result.message == "the function changed the arguments it was given"
+    assert spec.check(lambda xs: [2 * x for x in xs], quiet=True)

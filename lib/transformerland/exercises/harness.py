@@ -123,7 +123,7 @@ def main() -> None:
                     "args": encode(case.args, tensors) if exercise.get("legacy") else None,
                     "kwargs": encode(dict(case.kwargs), tensors) if exercise.get("legacy") else None,
                     "value": encode(answer.value, tensors),
-                    "after": encode(answer.after, tensors) if exercise.get("legacy") and answer.after else None,
+                    "after": encode(answer.after, tensors) if answer.after else None,
                     **answer.to_data(),
                 }
                 for case, answer in calls

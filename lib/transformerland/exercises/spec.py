@@ -297,6 +297,8 @@ class Exercise:
             student's code runs.
         visibility: when Gradescope shows the student this exercise's result: ``"visible"``,
             ``"after_due_date"``, ``"after_published"`` or ``"hidden"``.
+        changes_arguments: whether the function may write into its arguments; if not (the default), an
+            answer that changed them is NOT YET with ``changed_hint``.
     """
 
     label: str
@@ -314,6 +316,8 @@ class Exercise:
     points: float = 1.0
     forbids: tuple[str, ...] = ()
     visibility: str = "visible"
+    changes_arguments: bool = False
+    changed_hint: str = "compute the result in a new tensor; do not write into the arguments."
 
     def __post_init__(self) -> None:
         Check(self.label, self.what, quiet=True)  # raises on a malformed label
@@ -356,6 +360,8 @@ class Exercise:
                         "run every cell of the notebook, top to bottom, and keep the function's name.",
                     )
                 got = self._value(answers[number], case)
+                if answers[number].after is not None and not self.changes_arguments:
+                    check.fail("the function changed the arguments it was given", self.changed_hint)
                 self.judge(check, self, case, got, self.reference(*case.fresh()[0], **case.fresh()[1]))
         return check.result
 
