@@ -234,23 +234,25 @@ def test_every_cheat_fails_and_a_bad_batch_still_gets_a_row_each(tmp_path: Path)
 
 @pytest.mark.slow
 @needs_sandbox
-def test_the_librarys_own_function_does_not_pass_an_exercise_that_forbids_it(tmp_path: Path):
-    cells = [
-        "import math, torch\nfrom transformerland.attention import single_head_attention as sha",
-        "def my_attention(x, w_q, w_k, w_v):\n    return sha(x, w_q, w_k, w_v)[0]",
-    ]
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+def test_a_forbidden_call_and_a_write_into_the_input_fail_in_the_sandbox_too(tmp_path: Path):
+    submissions = {
+        "01_why_order_matters.ipynb": [
+            "import math, torch\nfrom transformerland.attention import single_head_attention as sha",
+            "def my_attention(x, w_q, w_k, w_v):\n    return sha(x, w_q, w_k, w_v)[0]",
+        ],
+        "07_observatory.ipynb": ["def my_position_ids(mask):\n    return mask.cumsum_(dim=1).sub_(1).clamp_(min=0)"],
+    }
+    chapters = grade_submissions.instructor_chapters(book.ROOT, "transformerland.exercises")
     (tmp_path / "dana").mkdir()
-    nbformat.write(nb, tmp_path / "dana" / "01_why_order_matters.ipynb")
-    rows = grade_submissions.grade(
-        tmp_path / "dana" / "01_why_order_matters.ipynb",
-        tmp_path,
-        grade_submissions.instructor_chapters(book.ROOT, "transformerland.exercises"),
-        seed=99,
-        timeout=120,
-    )
-    assert [(r["exercise"], r["verdict"]) for r in rows] == [("ex-1-2", "NOT YET")]
-    assert "single_head_attention" in rows[0]["message"]
+    found = {}
+    for name, cells in submissions.items():
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+        nbformat.write(nb, tmp_path / "dana" / name)
+        for row in grade_submissions.grade(tmp_path / "dana" / name, tmp_path, chapters, seed=99, timeout=120):
+            found[row["exercise"]] = (row["verdict"], row["message"])
+    assert found["ex-1-2"][0] == "NOT YET" and "single_head_attention" in found["ex-1-2"][1]
+    assert found["ex-7-1"] == ("NOT YET", "your function changed the mask it was given")
+    assert {found[label][0] for label in ("ex-7-2", "ex-7-3")} == {"NOT YET"}  # not defined at all
 
 
 # --- quick: reading files, finding chapters, writing the CSV ------------------------------------------------

@@ -10,16 +10,18 @@ Each prints one verdict line and returns a :class:`~transformerland.exercises.ch
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
 from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
-from .checking import Check, CheckFailed, CheckResult
-from .spec import CheckedByCode
+from .checking import Check, CheckFailed, CheckResult, Mistake
+from .spec import Case, CheckedByCode, Exercise, compare
 
-__all__ = ["EXERCISES", "check_gguf_unpermute", "check_position_ids", "check_turning_pairs"]
+__all__ = ["EXERCISES", "POSITION_IDS", "check_gguf_unpermute", "check_position_ids", "check_turning_pairs"]
 
 
 def _as_long(value: object, what: str) -> torch.Tensor:
@@ -48,59 +50,82 @@ _MASKS = [
 ]
 
 
-def check_position_ids(fn: Callable[[torch.Tensor], torch.Tensor]) -> CheckResult:
-    """ex-7-1: ``fn(attention_mask)`` ``(B, T)`` of 0/1 returns the position ids ``(B, T)``.
+def _mask_cases(seed: int) -> list[Case]:
+    """The masks of :data:`_MASKS` for the notebook; random left- and right-padded masks for the grader."""
+    if seed == 0:
+        masks = _MASKS
+    else:
+        draw = random.Random(seed)
+        masks = []
+        for left in (True, False, True):
+            width = draw.randrange(4, 9)
+            rows = []
+            for _ in range(draw.randrange(2, 4)):
+                real = draw.randrange(1, width + 1)
+                pad = [0] * (width - real)
+                rows.append(pad + [1] * real if left else [1] * real + pad)
+            masks.append(rows)
+    return [Case((torch.tensor(rows),)) for rows in masks]
 
-    Real tokens must count 0, 1, 2, … from each row's first real token; padding slots may hold
-    any valid position (≥ 0), since the mask hides them. Left, right and no padding are tried.
-    """
-    with Check("ex-7-1", "position ids from a padding mask") as check:
-        for rows in _MASKS:
-            mask = torch.tensor(rows)
-            before = mask.clone()
-            got = _as_long(check.call(fn, mask), "the position ids")
-            check.that(
-                torch.equal(mask, before),
-                "your function changed the mask it was given",
-                hint="compute the positions in a new tensor; do not write into attention_mask.",
-            )
-            check.that(
-                got.shape == mask.shape,
-                f"for a mask of shape {tuple(mask.shape)} it returned shape {tuple(got.shape)}",
-                hint="return one position per slot, padding included: the same shape as the mask.",
-            )
-            real = mask == 1
-            expected = position_ids_from_mask(mask)
-            if torch.equal(got[real], expected[real]):
-                check.that(
-                    bool((got[~real] >= 0).all()),
-                    f"for the mask {rows} a padding slot got a negative position",
-                    hint="a padding slot's position never matters, but it must be a valid one: put 0 (or 1) there, "
-                    "not -1.",
-                )
-                continue
-            arange = torch.arange(mask.shape[1]).expand_as(mask)
-            mistakes = [
-                (
-                    arange,
-                    "the padding was counted: every row got 0, 1, 2, … whatever its mask. Count only the real "
-                    "tokens, e.g. with a running sum of the mask.",
-                ),
-                (mask.cumsum(dim=1), "the real tokens count from 1. The first real token of a row sits at position 0."),
-                (
-                    arange - (mask == 0).sum(dim=1, keepdim=True),
-                    "you subtracted the number of padding slots, which only works when all the padding comes first. "
-                    "Count the real tokens before each slot instead.",
-                ),
-            ]
-            hints = [hint for wrong, hint in mistakes if torch.equal(got[real], wrong[real])]
-            check.that(
-                False,
-                f"for the mask {rows} the real tokens' positions are {got[real].tolist()}, "
-                f"not {expected[real].tolist()}",
-                hint=hints[0] if hints else "position = (number of real tokens up to and including this one) − 1.",
-            )
-    return check.result
+
+def _position_mistakes(case: Case) -> list[Mistake]:
+    (mask,) = case.args
+    arange = torch.arange(mask.shape[1]).expand_as(mask)
+    return [
+        Mistake(
+            arange,
+            "the padding was counted: every row got 0, 1, 2, … whatever its mask. Count only the real "
+            "tokens, e.g. with a running sum of the mask.",
+        ),
+        Mistake(mask.cumsum(dim=1), "the real tokens count from 1. The first real token of a row sits at position 0."),
+        Mistake(
+            arange - (mask == 0).sum(dim=1, keepdim=True),
+            "you subtracted the number of padding slots, which only works when all the padding comes first. "
+            "Count the real tokens before each slot instead.",
+        ),
+    ]
+
+
+def _judge_positions(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    """Real tokens count 0, 1, 2, … from each row's first real token; padding slots hold any position >= 0."""
+    (mask,) = case.args
+    rows = mask.tolist()
+    got = _as_long(got, "the position ids")
+    check.that(
+        got.shape == mask.shape,
+        f"for a mask of shape {tuple(mask.shape)} it returned shape {tuple(got.shape)}",
+        hint="return one position per slot, padding included: the same shape as the mask.",
+    )
+    real = mask == 1
+
+    def same_on_real_tokens(a: torch.Tensor, b: torch.Tensor) -> bool:
+        return torch.equal(a[real], b[real])
+
+    problem = f"for the mask {rows} the real tokens' positions are {got[real].tolist()}, not {expected[real].tolist()}"
+    compare(check, spec, Case(case.args, problem=problem), got, expected, same_on_real_tokens)
+    check.that(
+        bool((got[~real] >= 0).all()),
+        f"for the mask {rows} a padding slot got a negative position",
+        hint="a padding slot's position never matters, but it must be a valid one: put 0 (or 1) there, not -1.",
+    )
+
+
+POSITION_IDS = Exercise(
+    label="ex-7-1",
+    what="position ids from a padding mask",
+    checker="check_position_ids",
+    function="my_position_ids",
+    signature="(attention_mask (B, T) of 0/1) -> position ids (B, T): real tokens count 0, 1, 2, …",
+    cases=_mask_cases,
+    reference=position_ids_from_mask,
+    mistakes=_position_mistakes,
+    hint="position = (number of real tokens up to and including this one) − 1.",
+    judge=_judge_positions,
+    changed_problem="your function changed the mask it was given",
+    changed_hint="compute the positions in a new tensor; do not write into attention_mask.",
+)
+
+check_position_ids = POSITION_IDS.checker_function()
 
 
 # ex-7-2 ------------------------------------------------------------------------------------------
@@ -213,14 +238,7 @@ def check_turning_pairs(fn: Callable[[int, float, int], object]) -> CheckResult:
 #: Every exercise of the chapter with a checker, in order (checkers still written as code: see
 #: :class:`~transformerland.exercises.spec.CheckedByCode`).
 EXERCISES = [
-    CheckedByCode(
-        "ex-7-1",
-        "position ids from a padding mask",
-        "check_position_ids",
-        "my_position_ids",
-        "``fn(attention_mask)`` ``(B, T)`` of 0/1 returns the position ids ``(B, T)``.",
-        check_position_ids,
-    ),
+    POSITION_IDS,
     CheckedByCode(
         "ex-7-2",
         "the GGUF row order undone",

@@ -298,7 +298,7 @@ class Exercise:
         visibility: when Gradescope shows the student this exercise's result: ``"visible"``,
             ``"after_due_date"``, ``"after_published"`` or ``"hidden"``.
         changes_arguments: whether the function may write into its arguments; if not (the default), an
-            answer that changed them is NOT YET with ``changed_hint``.
+            answer that changed them is NOT YET with ``changed_problem`` and ``changed_hint``.
     """
 
     label: str
@@ -317,6 +317,7 @@ class Exercise:
     forbids: tuple[str, ...] = ()
     visibility: str = "visible"
     changes_arguments: bool = False
+    changed_problem: str = "the function changed the arguments it was given"
     changed_hint: str = "compute the result in a new tensor; do not write into the arguments."
 
     def __post_init__(self) -> None:
@@ -361,7 +362,7 @@ class Exercise:
                     )
                 got = self._value(answers[number], case)
                 if answers[number].after is not None and not self.changes_arguments:
-                    check.fail("the function changed the arguments it was given", self.changed_hint)
+                    check.fail(self.changed_problem, self.changed_hint)
                 self.judge(check, self, case, got, self.reference(*case.fresh()[0], **case.fresh()[1]))
         return check.result
 
