@@ -21,6 +21,7 @@ from .spec import Case, CheckedByCode, Exercise
 
 __all__ = [
     "EXERCISES",
+    "MOST_ALIKE_PAIR",
     "SEGMENT_IDS",
     "check_bert_sum",
     "check_most_alike_pair",
@@ -194,38 +195,76 @@ SEGMENT_IDS = Exercise(
 check_segment_ids = SEGMENT_IDS.checker_function()
 
 
-def _pair_hint(got: tuple[int, int], want: tuple[int, int], n: int) -> str:
-    """Name the likely mistake behind a wrong pair (the traps are planted in :func:`check_most_alike_pair`)."""
+def _pair_hint(got: tuple[int, int], want: tuple[int, int], long: set[int], opposite: set[int]) -> str:
+    """Name the likely mistake behind a wrong pair (the traps are planted by :func:`_pair_cases`)."""
     if got[0] == got[1]:
         return "every row is perfectly alike to itself: leave out the diagonal (i == j)."
     if got == want[::-1]:
         return "return the smaller position first: (i, j) with i < j."
-    if set(got) in ({5, 9}, {n - 1 - 5, n - 1 - 9}):
+    if set(got) == long:
         return "compare directions, not lengths: normalise each row (cosine similarity), not raw dot products."
-    if set(got) in ({6, 13}, {n - 1 - 6, n - 1 - 13}):
+    if set(got) == opposite:
         return "most alike means the largest cosine; a cosine near -1 (opposite rows) is the least alike."
     return "compute the cosine of every pair of distinct rows and take the pair with the largest one."
 
 
-def check_most_alike_pair(fn: Callable[[torch.Tensor], tuple[int, int]]) -> CheckResult:
-    """ex-4-3: ``fn(table)`` with ``table`` ``(N, D)`` → ``(i, j)``, ``i < j``, the rows with the largest cosine."""
-    with Check("ex-4-3", "the most alike pair of positions") as check:
-        g = torch.Generator().manual_seed(43)
-        n, d = 16, 8
-        table = torch.randn(n, d, generator=g)
-        table[11] = table[3] + 0.05 * torch.randn(d, generator=g)  # the most alike pair, cosine about 0.999
-        table[6] = -table[13] + 0.01 * torch.randn(d, generator=g)  # opposite directions, cosine about -1
-        table[5] = 10 * torch.randn(d, generator=g)  # long rows: a large dot product, a smaller cosine
-        table[9] = table[5] + 3 * torch.randn(d, generator=g)
-        cases = [(table, (3, 11)), (table.flip(0), (n - 1 - 11, n - 1 - 3)), (table[[4, 11, 0, 3]], (1, 3))]
-        for case, want in cases:
-            got = check.call(fn, case.clone())
-            problem, hint = f"it returned {got!r}", "return two positions, a tuple (i, j) of ints."
-            pair = check.convert(got, lambda ids: tuple(int(x) for x in ids), problem, hint)
-            check.that(len(pair) == 2, problem, hint)
-            got = pair
-            check.that(got == want, f"for a {tuple(case.shape)} table it returned {got}", _pair_hint(got, want, n))
-    return check.result
+def _pair_cases(seed: int) -> list[Case]:
+    """A table with planted traps (a near copy, opposite rows, long rows); flipped; and four of its rows.
+
+    The notebook's table plants them at rows (3, 11), (6, 13) and (5, 9); a hidden table at rows drawn
+    from the seed. Each case's tag names its long and opposite pairs, ``"5,9/6,13"``.
+    """
+    g = torch.Generator().manual_seed(43 + 1000 * seed)
+    n, d = 16, 8
+    a, b, c, e, f, h = (3, 11, 6, 13, 5, 9) if seed == 0 else random.Random(seed).sample(range(n), 6)
+    table = torch.randn(n, d, generator=g)
+    table[b] = table[a] + 0.05 * torch.randn(d, generator=g)  # the most alike pair, cosine about 0.999
+    table[c] = -table[e] + 0.01 * torch.randn(d, generator=g)  # opposite directions, cosine about -1
+    table[f] = 10 * torch.randn(d, generator=g)  # long rows: a large dot product, a smaller cosine
+    table[h] = table[f] + 3 * torch.randn(d, generator=g)
+    others = [row for row in range(n) if row not in (a, b, c, e, f, h)]
+    rows = [others[0], b, others[1], a]
+    if seed:
+        random.Random(seed + 1).shuffle(rows)
+    flip = n - 1
+    return [
+        Case((table,), tag=f"{f},{h}/{c},{e}"),
+        Case((table.flip(0),), tag=f"{flip - f},{flip - h}/{flip - c},{flip - e}"),
+        Case((table[rows],), tag="-1,-1/-1,-1"),
+    ]
+
+
+def _most_alike(table: torch.Tensor) -> tuple[int, int]:
+    """The pair ``(i, j)``, ``i < j``, of distinct rows with the largest cosine."""
+    unit = table / table.norm(dim=1, keepdim=True)
+    cosine = (unit @ unit.T).fill_diagonal_(-2.0)
+    i, j = divmod(int(cosine.argmax()), len(table))
+    return (min(i, j), max(i, j))
+
+
+def _judge_pair(check: Check, spec: Exercise, case: Case, got: Any, want: tuple[int, int]) -> None:
+    (table,) = case.args
+    problem, hint = f"it returned {got!r}", "return two positions, a tuple (i, j) of ints."
+    pair = check.convert(got, lambda ids: tuple(int(x) for x in ids), problem, hint)
+    check.that(len(pair) == 2, problem, hint)
+    long, opposite = ({int(x) for x in part.split(",")} for part in case.tag.split("/"))
+    check.that(
+        pair == want, f"for a {tuple(table.shape)} table it returned {pair}", _pair_hint(pair, want, long, opposite)
+    )
+
+
+MOST_ALIKE_PAIR = Exercise(
+    label="ex-4-3",
+    what="the most alike pair of positions",
+    checker="check_most_alike_pair",
+    function="most_alike_pair",
+    signature="(table (N, D)) -> (i, j), i < j: the two distinct rows with the largest cosine",
+    cases=_pair_cases,
+    reference=_most_alike,
+    judge=_judge_pair,
+)
+
+check_most_alike_pair = MOST_ALIKE_PAIR.checker_function()
 
 
 #: Every exercise of the chapter with a checker, in order (checkers still written as code: see
@@ -240,12 +279,5 @@ EXERCISES = [
         check_bert_sum,
     ),
     SEGMENT_IDS,
-    CheckedByCode(
-        "ex-4-3",
-        "the most alike pair of positions",
-        "check_most_alike_pair",
-        "most_alike_pair",
-        "``fn(table)`` with ``table`` ``(N, D)`` → ``(i, j)``, ``i < j``, the rows with the largest cosine.",
-        check_most_alike_pair,
-    ),
+    MOST_ALIKE_PAIR,
 ]
