@@ -1,27 +1,32 @@
-"""Checkers for chapter 7, the Observatory (a real RoPE language model).
+"""Exercises of chapter 7, the Observatory (a real RoPE language model), as specs.
 
-* :func:`check_position_ids` (ex-7-1): position ids from a padding mask.
-* :func:`check_gguf_unpermute` (ex-7-2): llama.cpp's query/key row order back to transformers' halves.
-* :func:`check_turning_pairs` (ex-7-3): which rotary pairs complete a full turn within a context.
-
-Each prints one verdict line and returns a :class:`~transformerland.exercises.checking.CheckResult`.
+* :data:`POSITION_IDS` (ex-7-1): position ids from a padding mask.
+* :data:`GGUF_UNPERMUTE` (ex-7-2): llama.cpp's query/key row order back to transformers' halves.
+* :data:`TURNING_PAIRS` (ex-7-3): which rotary pairs complete a full turn within a context.
 """
 
 from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
-from .checking import Check, CheckFailed, CheckResult, Mistake
-from .spec import Case, CheckedByCode, Exercise, compare
+from .checking import Check, CheckFailed, Mistake
+from .spec import Case, Exercise, compare
 
-__all__ = ["EXERCISES", "POSITION_IDS", "check_gguf_unpermute", "check_position_ids", "check_turning_pairs"]
+__all__ = [
+    "EXERCISES",
+    "GGUF_UNPERMUTE",
+    "POSITION_IDS",
+    "TURNING_PAIRS",
+    "check_gguf_unpermute",
+    "check_position_ids",
+    "check_turning_pairs",
+]
 
 
 def _as_long(value: object, what: str) -> torch.Tensor:
@@ -131,128 +136,151 @@ check_position_ids = POSITION_IDS.checker_function()
 # ex-7-2 ------------------------------------------------------------------------------------------
 
 
-def check_gguf_unpermute(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> CheckResult:
-    """ex-7-2: ``fn(weight, n_heads)`` reorders a GGUF query/key weight's rows into transformers' halves order."""
-    with Check("ex-7-2", "the GGUF row order undone") as check:
-        for n_heads, head_dim, columns in ((2, 8, 3), (1, 4, 1), (9, 64, 5), (3, 64, 2)):
-            weight = torch.arange(n_heads * head_dim * columns, dtype=torch.float32).reshape(-1, columns)
-            before = weight.clone()
-            returned = check.call(fn, weight, n_heads)
-            check.that(
-                torch.equal(weight, before),
-                "your function changed the weight it was given",
-                hint="build the reordered matrix as a new tensor (indexing with a list of rows does that).",
-            )
-            try:
-                got = torch.as_tensor(returned).detach().cpu().float()
-            except (TypeError, ValueError, RuntimeError):
-                raise CheckFailed(
-                    f"it returned a {type(returned).__name__}", "return the reordered weight as a torch.Tensor."
-                ) from None
-            check.that(
-                got.shape == weight.shape,
-                f"for a weight of shape {tuple(weight.shape)} it returned shape {tuple(got.shape)}",
-                hint="the rows move, their number and width stay: return the same shape.",
-            )
-            expected = gguf_rows_to_halves(weight, n_heads)
-            if torch.equal(got, expected):
-                continue
-            pairs = halves_to_pairs(head_dim)
-            blocks = weight.reshape(n_heads, head_dim, columns)
-            mistakes = [
-                (
-                    blocks[:, pairs].reshape(weight.shape),
-                    "you applied llama.cpp's permutation (halves → pairs) instead of undoing it. Row 1 of a head "
-                    "in the file is the y of pair 0, which belongs at row d/2.",
-                ),
-                (
-                    gguf_rows_to_halves(weight, 1),
-                    "the whole matrix was treated as one head. Reorder within each head of width "
-                    "rows / n_heads separately.",
-                ),
-                (
-                    weight,
-                    "the rows are still in the file's order. Within each head, gather the even rows (the x's of "
-                    "the pairs), then the odd rows (the y's).",
-                ),
-            ]
-            hints = [hint for wrong, hint in mistakes if wrong.shape == got.shape and torch.equal(got, wrong)]
-            check.that(
-                False,
-                f"for {n_heads} head(s) of width {head_dim} the rows are not in transformers' order",
-                hint=hints[0] if hints else "within each head, rows 0, 2, 4, … (the x's) come first, then 1, 3, 5, ….",
-            )
-    return check.result
+def _weight_cases(seed: int) -> list[Case]:
+    """Weights whose entries count up (the notebook's), or random ones of other head counts (the grader's)."""
+    shapes = ((2, 8, 3), (1, 4, 1), (9, 64, 5), (3, 64, 2)) if seed == 0 else ((4, 16, 3), (1, 8, 2), (6, 32, 2))
+    g = torch.Generator().manual_seed(seed)
+    cases = []
+    for n_heads, head_dim, columns in shapes:
+        rows = n_heads * head_dim
+        weight = (
+            torch.arange(rows * columns, dtype=torch.float32) if seed == 0 else torch.randn(rows * columns, generator=g)
+        )
+        cases.append(Case((weight.reshape(rows, columns), n_heads)))
+    return cases
+
+
+def _unpermute_mistakes(case: Case) -> list[Mistake]:
+    weight, n_heads = case.args
+    head_dim = len(weight) // n_heads
+    blocks = weight.reshape(n_heads, head_dim, -1)
+    return [
+        Mistake(
+            blocks[:, halves_to_pairs(head_dim)].reshape(weight.shape),
+            "you applied llama.cpp's permutation (halves → pairs) instead of undoing it. Row 1 of a head "
+            "in the file is the y of pair 0, which belongs at row d/2.",
+        ),
+        Mistake(
+            gguf_rows_to_halves(weight, 1),
+            "the whole matrix was treated as one head. Reorder within each head of width rows / n_heads separately.",
+        ),
+        Mistake(
+            weight,
+            "the rows are still in the file's order. Within each head, gather the even rows (the x's of "
+            "the pairs), then the odd rows (the y's).",
+        ),
+    ]
+
+
+def _judge_unpermute(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    weight, n_heads = case.args
+    try:
+        got = torch.as_tensor(got).detach().cpu().float()
+    except (TypeError, ValueError, RuntimeError):
+        check.fail(f"it returned a {type(got).__name__}", "return the reordered weight as a torch.Tensor.")
+    check.that(
+        got.shape == weight.shape,
+        f"for a weight of shape {tuple(weight.shape)} it returned shape {tuple(got.shape)}",
+        hint="the rows move, their number and width stay: return the same shape.",
+    )
+    problem = f"for {n_heads} head(s) of width {len(weight) // n_heads} the rows are not in transformers' order"
+    compare(check, spec, Case(case.args, problem=problem), got, expected)
+
+
+GGUF_UNPERMUTE = Exercise(
+    label="ex-7-2",
+    what="the GGUF row order undone",
+    checker="check_gguf_unpermute",
+    function="my_unpermute",
+    signature="(weight (n_heads · head_dim, D), n_heads: int) -> the rows in transformers' halves order",
+    cases=_weight_cases,
+    reference=gguf_rows_to_halves,
+    tolerance=lambda got, expected: got.shape == expected.shape and bool(torch.equal(got, expected)),
+    mistakes=_unpermute_mistakes,
+    hint="within each head, rows 0, 2, 4, … (the x's) come first, then 1, 3, 5, ….",
+    judge=_judge_unpermute,
+    changed_problem="your function changed the weight it was given",
+    changed_hint="build the reordered matrix as a new tensor (indexing with a list of rows does that).",
+)
+
+check_gguf_unpermute = GGUF_UNPERMUTE.checker_function()
 
 
 # ex-7-3 ------------------------------------------------------------------------------------------
 
 
-def check_turning_pairs(fn: Callable[[int, float, int], object]) -> CheckResult:
-    """ex-7-3: ``fn(head_dim, base, context)`` lists the pairs that complete a full turn within ``context`` tokens.
-
-    Pair ``i`` (0-based) qualifies when ``(context − 1) · base^(−2i/d) ≥ 2π``: the largest offset
-    between two tokens of the context turns it at least once.
-    """
-    with Check("ex-7-3", "pairs that complete a turn") as check:
-        for head_dim, base, context in ((64, 100_000.0, 8192), (64, 10_000.0, 512), (16, 10_000.0, 100), (8, 10.0, 7)):
-            returned = check.call(fn, head_dim, base, context)
-            got = _as_long(returned, "the pair indices").flatten()
-            if got.numel() == head_dim // 2 and set(got.unique().tolist()) <= {0, 1}:
-                raise CheckFailed(
-                    "it returned a yes/no flag per pair",
-                    "return the indices of the pairs that turn, e.g. torch.nonzero(flags).flatten(), not the flags.",
-                )
-            turns = rotary_turns(context - 1, head_dim, base)
-            expected = torch.nonzero(turns >= 1).flatten()
-            answer = got.sort().values
-            i = torch.arange(head_dim // 2, dtype=torch.float64)
-            theta = base ** (-2 * i / head_dim)
-            mistakes = [
-                (
-                    torch.nonzero(context * theta >= 2 * math.pi).flatten(),
-                    "the largest offset in a context of L tokens is L − 1, not L (the first token sits at 0).",
-                ),
-                (
-                    torch.nonzero((context - 1) * theta >= 1).flatten(),
-                    "a full turn is 2π radians, not 1: pair i turns (L − 1)·θ_i radians over the context.",
-                ),
-                (
-                    torch.nonzero((context - 1) * base ** (-i / head_dim) >= 2 * math.pi).flatten(),
-                    "the frequencies miss the factor 2: θ_i = base^(−2i/d).",
-                ),
-                (
-                    torch.nonzero(turns < 1).flatten(),
-                    "these are the pairs that never complete a turn; the question asks for the ones that do.",
-                ),
-            ]
-            hints = [hint for wrong, hint in mistakes if torch.equal(answer, wrong)]
-            check.that(
-                torch.equal(answer, expected),
-                f"for d = {head_dim}, base {base:g} and a context of {context} tokens the pairs are not the right ones",
-                hint=hints[0] if hints else "pair i turns (L − 1)·base^(−2i/d) radians; it completes a turn at 2π.",
-            )
-    return check.result
+def _turn_cases(seed: int) -> list[Case]:
+    calls = (
+        ((64, 100_000.0, 8192), (64, 10_000.0, 512), (16, 10_000.0, 100), (8, 10.0, 7))
+        if seed == 0
+        else [(random.Random(seed).choice([32, 64, 128]), 10_000.0, 256 + seed % 4000), (16, 500.0, 50 + seed % 30)]
+    )
+    return [
+        Case(
+            call,
+            problem=f"for d = {call[0]}, base {call[1]:g} and a context of {call[2]} tokens the pairs are not the "
+            "right ones",
+        )
+        for call in calls
+    ]
 
 
-#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
-#: :class:`~transformerland.exercises.spec.CheckedByCode`).
-EXERCISES = [
-    POSITION_IDS,
-    CheckedByCode(
-        "ex-7-2",
-        "the GGUF row order undone",
-        "check_gguf_unpermute",
-        "my_unpermute",
-        "``fn(weight, n_heads)`` reorders a GGUF query/key weight's rows into transformers' halves order.",
-        check_gguf_unpermute,
-    ),
-    CheckedByCode(
-        "ex-7-3",
-        "pairs that complete a turn",
-        "check_turning_pairs",
-        "my_turning_pairs",
-        "``fn(head_dim, base, context)`` lists the pairs that complete a full turn within ``context`` tokens.",
-        check_turning_pairs,
-    ),
-]
+def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:
+    """The pairs (0-based) that complete a full turn over the largest offset in the context, ``context - 1``."""
+    return torch.nonzero(rotary_turns(context - 1, head_dim, base) >= 1).flatten()
+
+
+def _turn_mistakes(case: Case) -> list[Mistake]:
+    head_dim, base, context = case.args
+    i = torch.arange(head_dim // 2, dtype=torch.float64)
+    theta = base ** (-2 * i / head_dim)
+    return [
+        Mistake(
+            torch.nonzero(context * theta >= 2 * math.pi).flatten(),
+            "the largest offset in a context of L tokens is L − 1, not L (the first token sits at 0).",
+        ),
+        Mistake(
+            torch.nonzero((context - 1) * theta >= 1).flatten(),
+            "a full turn is 2π radians, not 1: pair i turns (L − 1)·θ_i radians over the context.",
+        ),
+        Mistake(
+            torch.nonzero((context - 1) * base ** (-i / head_dim) >= 2 * math.pi).flatten(),
+            "the frequencies miss the factor 2: θ_i = base^(−2i/d).",
+        ),
+        Mistake(
+            torch.nonzero(rotary_turns(context - 1, head_dim, base) < 1).flatten(),
+            "these are the pairs that never complete a turn; the question asks for the ones that do.",
+        ),
+    ]
+
+
+def _judge_turns(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    head_dim = case.args[0]
+    got = _as_long(got, "the pair indices").flatten()
+    if got.numel() == head_dim // 2 and set(got.unique().tolist()) <= {0, 1}:
+        check.fail(
+            "it returned a yes/no flag per pair",
+            "return the indices of the pairs that turn, e.g. torch.nonzero(flags).flatten(), not the flags.",
+        )
+    compare(check, spec, case, got.sort().values, expected)
+
+
+TURNING_PAIRS = Exercise(
+    label="ex-7-3",
+    what="pairs that complete a turn",
+    checker="check_turning_pairs",
+    function="my_turning_pairs",
+    signature="(head_dim: int, base: float, context: int) -> indices of the pairs with (context − 1)·θ_i ≥ 2π",
+    cases=_turn_cases,
+    reference=_turning,
+    tolerance=lambda got, expected: got.shape == expected.shape and bool(torch.equal(got, expected)),
+    mistakes=_turn_mistakes,
+    hint="pair i turns (L − 1)·base^(−2i/d) radians; it completes a turn at 2π.",
+    judge=_judge_turns,
+)
+
+check_turning_pairs = TURNING_PAIRS.checker_function()
+
+
+#: Every exercise of the chapter with a checker, in order.
+EXERCISES = [POSITION_IDS, GGUF_UNPERMUTE, TURNING_PAIRS]
