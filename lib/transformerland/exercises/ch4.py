@@ -1,8 +1,8 @@
-"""Checkers for chapter 4, the Confluence: BERT's three-way sum on real weights.
+"""Exercises of chapter 4, the Confluence: BERT's three-way sum on real weights, as specs.
 
-- :func:`check_bert_sum` (ex-4-1): assemble ``LayerNorm(word + segment + position)`` by hand.
-- :func:`check_segment_ids` (ex-4-2): the segment ids of ``[CLS] A [SEP] B [SEP]``.
-- :func:`check_most_alike_pair` (ex-4-3): the two distinct positions whose rows are most alike.
+- :data:`BERT_SUM` (ex-4-1): assemble ``LayerNorm(word + segment + position)`` by hand.
+- :data:`SEGMENT_IDS` (ex-4-2): the segment ids of ``[CLS] A [SEP] B [SEP]``.
+- :data:`MOST_ALIKE_PAIR` (ex-4-3): the two distinct positions whose rows are most alike.
 
 Each runs the student's function on small cases of its own (no weights needed), compares it
 with the expected answer, and when it differs, tries to recognise the mistake to name it.
@@ -11,15 +11,16 @@ with the expected answer, and when it differs, tries to recognise the mistake to
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 
-from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
-from .spec import Case, CheckedByCode, Exercise
+from .checking import Check, Mistake, tensors_close
+from .spec import Case, Exercise, compare
 
 __all__ = [
+    "BERT_SUM",
     "EXERCISES",
     "MOST_ALIKE_PAIR",
     "SEGMENT_IDS",
@@ -79,52 +80,68 @@ def _bert_sum_cases(ids, segments, word, segment, position, gain, bias, eps) -> 
     return right.double(), [Mistake(m.answer.double(), m.hint) for m in mistakes]
 
 
-def check_bert_sum(fn: Callable[..., torch.Tensor]) -> CheckResult:
-    """ex-4-1: ``fn(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps)``.
-
-    ``input_ids`` and ``token_type_ids`` are ``(B, T)``; the tables ``(V, D)``, ``(S, D)``,
-    ``(P, D)``; ``ln_weight`` and ``ln_bias`` ``(D,)``. ``fn`` must return ``(B, T, D)``:
-    ``LayerNorm(word[ids] + segment[segments] + position[0 … T-1])`` (BERT's layer without dropout).
-    """
-    with Check("ex-4-1", "the three-way sum with LayerNorm") as check:
-        g = torch.Generator().manual_seed(4)
-        vocab, segments_n, positions_n, d = 23, 2, 24, 8
-        tables = (
-            torch.randn(vocab, d, generator=g),
-            torch.randn(segments_n, d, generator=g),
-            torch.randn(positions_n, d, generator=g),
-            1 + 0.3 * torch.randn(d, generator=g),
-            0.5 * torch.randn(d, generator=g),
-        )
-        cases = [
+def _sum_cases(seed: int) -> list[Case]:
+    """Tables ``(23, 8)``, ``(2, 8)``, ``(24, 8)``, a gain and a bias; one sentence pair, a batch of two, one token."""
+    g = torch.Generator().manual_seed(4 + 1000 * seed)
+    vocab, segments_n, positions_n, d = 23, 2, 24, 8
+    tables = (
+        torch.randn(vocab, d, generator=g),
+        torch.randn(segments_n, d, generator=g),
+        torch.randn(positions_n, d, generator=g),
+        1 + 0.3 * torch.randn(d, generator=g),
+        0.5 * torch.randn(d, generator=g),
+    )
+    if seed == 0:
+        calls = [
             (torch.tensor([[3, 17, 5, 9, 2, 21, 14]]), torch.tensor([[0, 0, 0, 0, 1, 1, 1]])),
             (torch.tensor([[1, 4, 4, 8], [20, 0, 13, 2]]), torch.tensor([[0, 0, 1, 1], [0, 1, 1, 1]])),
             (torch.tensor([[7]]), torch.tensor([[0]])),
         ]
-        for ids, segments in cases:
-            got = check.call(fn, ids.clone(), segments.clone(), *(t.clone() for t in tables), 1e-12)
-            shape = (*ids.shape, d)
-            check.tensor(got, "return the (B, T, D) tensor itself.")
-            check.shape(
-                got,
-                shape,
-                f"for input_ids of shape {tuple(ids.shape)} the result has shape {tuple(got.shape)}, not {shape}",
-                "one row of width D per token: index each table with a (B, T) tensor of ids.",
-            )
-            right, mistakes = _bert_sum_cases(ids, segments, *tables, 1e-12)
-            got = got.detach().double()
-            check.that(
-                _close(got, right),
-                f"for input_ids {ids.tolist()} the result differs from BERT's embedding layer",
-                hint_for(
-                    got,
-                    mistakes,
-                    _close,
-                    "look up one row per token in each table, add the three, then normalise each token's "
-                    "D values (mean 0, variance 1, eps inside the square root), scale by ln_weight and add ln_bias.",
-                ),
-            )
-    return check.result
+    else:
+        length = 5 + seed % 6
+        ids = torch.randint(0, vocab, (2, length), generator=g)
+        cut = 1 + seed % (length - 1)
+        segments = (torch.arange(length) >= cut).long().expand(2, length).clone()
+        calls = [(ids, segments), (ids[:1, :1].clone(), torch.zeros(1, 1, dtype=torch.long))]
+    return [
+        Case(
+            (ids, segments, *tables, 1e-12),
+            problem=f"for input_ids {ids.tolist()} the result differs from BERT's embedding layer",
+        )
+        for ids, segments in calls
+    ]
+
+
+def _judge_sum(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    ids = case.args[0]
+    shape = tuple(expected.shape)
+    got = check.tensor(got, "return the (B, T, D) tensor itself.")
+    check.shape(
+        got,
+        shape,
+        f"for input_ids of shape {tuple(ids.shape)} the result has shape {tuple(got.shape)}, not {shape}",
+        "one row of width D per token: index each table with a (B, T) tensor of ids.",
+    )
+    compare(check, spec, case, got.detach().double(), expected)
+
+
+BERT_SUM = Exercise(
+    label="ex-4-1",
+    what="the three-way sum with LayerNorm",
+    checker="check_bert_sum",
+    function="my_bert_sum",
+    signature="(input_ids (B, T), token_type_ids (B, T), word_table, segment_table, position_table, ln_weight, "
+    "ln_bias, eps) -> LayerNorm(word[ids] + segment[segments] + position[0 … T-1]) (B, T, D)",
+    cases=_sum_cases,
+    reference=lambda *args: _bert_sum_cases(*args)[0],
+    tolerance=_close,
+    mistakes=lambda case: _bert_sum_cases(*case.args)[1],
+    hint="look up one row per token in each table, add the three, then normalise each token's "
+    "D values (mean 0, variance 1, eps inside the square root), scale by ln_weight and add ln_bias.",
+    judge=_judge_sum,
+)
+
+check_bert_sum = BERT_SUM.checker_function()
 
 
 def _expected_segments(tokens: Sequence[str]) -> list[int]:
@@ -267,17 +284,9 @@ MOST_ALIKE_PAIR = Exercise(
 check_most_alike_pair = MOST_ALIKE_PAIR.checker_function()
 
 
-#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
-#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+#: Every exercise of the chapter with a checker, in order.
 EXERCISES = [
-    CheckedByCode(
-        "ex-4-1",
-        "the three-way sum with LayerNorm",
-        "check_bert_sum",
-        "my_bert_sum",
-        "``fn(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps)``.",
-        check_bert_sum,
-    ),
+    BERT_SUM,
     SEGMENT_IDS,
     MOST_ALIKE_PAIR,
 ]
