@@ -1,29 +1,27 @@
-"""Checkers for chapter 6, the Observatory (RoPE and ALiBi).
+"""Exercises of chapter 6, the Observatory (RoPE and ALiBi), as specs.
 
-* :func:`check_rope_rotate` (ex-6-1): rotate one vector by RoPE's angles, adjacent pairs.
-* :func:`check_alibi_slopes` (ex-6-2): ALiBi's head slopes for a power-of-two head count.
-* :func:`check_interpolated_positions` (ex-6-5): position interpolation's squeezed positions.
-
-Each prints one verdict line and returns a :class:`~transformerland.exercises.checking.CheckResult`.
+* :data:`ROPE_ROTATE` (ex-6-1): rotate one vector by RoPE's angles, adjacent pairs.
+* :data:`ALIBI_SLOPES` (ex-6-2): ALiBi's head slopes for a power-of-two head count.
+* :data:`INTERPOLATED_POSITIONS` (ex-6-5): position interpolation's squeezed positions.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from typing import Any
 
 import torch
 
 from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
-from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
-from .spec import Case, CheckedByCode, Exercise, numbers_answer
+from .checking import Check, Mistake, tensors_close
+from .spec import Case, Exercise, compare, numbers_answer
 
 __all__ = [
     "ALIBI_SLOPES",
     "EXERCISES",
     "INTERPOLATED_POSITIONS",
+    "ROPE_ROTATE",
     "TOLERANCE",
     "check_alibi_slopes",
     "check_interpolated_positions",
@@ -91,68 +89,72 @@ def _rope_mistakes(x: torch.Tensor, position: float, base: float) -> list[Mistak
     ]
 
 
-def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
-    """ex-6-1: ``fn(x, position, base=10000.0)`` rotates ``x`` ``(d,)`` as RoPE does at ``position``.
-
-    Compares with the library's :func:`~transformerland.encodings.apply_rotary` (position 0,
-    whole and fractional positions, several widths, another base), checks that ``x`` is left
-    unchanged and that scores depend only on the offset.
-    """
-    with Check("ex-6-1", "RoPE on one vector") as check:
-        generator = torch.Generator().manual_seed(61)
-        for d, position, base in (
-            (8, 3, 10000.0),
-            (2, 5, 10000.0),
-            (16, 0, 10000.0),
-            (64, 1000, 10000.0),
-            (8, 2.5, 100.0),
-        ):
-            x = torch.randn(d, generator=generator, dtype=torch.float64)
-            before = x.clone()
-            returned = check.call(fn, x, position, base=base)
-            check.that(
-                torch.equal(x, before),
-                "your function changed its input vector in place",
-                hint="build a new tensor for the result instead of writing into x (x[0::2] = … edits x itself).",
-            )
-            got = check.numbers(returned, "the rotated vector")
-            check.that(
-                got.shape == x.shape,
-                f"for a vector of width {d} it returned shape {tuple(got.shape)}",
-                hint=f"return a vector of the same width d = {d}: one rotated pair for every pair of x.",
-            )
-            expected = apply_rotary(x[None], torch.tensor([float(position)]), base)[0]
-            if not _close(got, expected):
-                problem = f"for d = {d}, position {position}, base {base:g} the rotated vector is not RoPE's"
-                if float(position) == 0:
-                    problem = f"at position 0 (angle 0) the vector should come back unchanged, for d = {d}"
-                check.fail(
-                    problem,
-                    hint=hint_for(
-                        got,
-                        _rope_mistakes(x, float(position), base),
-                        _close,
-                        "pair (x[2i], x[2i+1]) turns by the angle position · base^(−2i/d).",
-                    ),
-                )
-        q, k = torch.randn(2, 32, generator=generator, dtype=torch.float64)
-        rotated = [(check.call(fn, q, n + 4), check.call(fn, k, n)) for n in (0, 7, 300)]
-        scores = [
-            float(check.numbers(q_m, "the rotated query") @ check.numbers(k_n, "the rotated key"))
-            for q_m, k_n in rotated
-        ]
-        check.that(
-            max(scores) - min(scores) < 1e-6 * (1 + abs(scores[0])),
-            "scores of a query 4 positions after its key change with the absolute position",
-            hint="rotate the query and the key by the same rule; only then do the absolute positions cancel.",
-        )
-        norm = float(check.numbers(check.call(fn, q, 123), "the rotated vector").norm())
-        check.that(
-            math.isclose(norm, float(q.norm()), rel_tol=1e-6),
-            "the rotated vector is not as long as the original",
+def _rope_cases(seed: int) -> list[Case]:
+    """Vectors of several widths at whole, fractional and zero positions; a query 4 after its key; a long turn."""
+    generator = torch.Generator().manual_seed(61 + 1000 * seed)
+    calls = (
+        ((8, 3, 10000.0), (2, 5, 10000.0), (16, 0, 10000.0), (64, 1000, 10000.0), (8, 2.5, 100.0))
+        if seed == 0
+        else ((8, 7 + seed % 50, 10000.0), (4, 0, 10000.0), (32, 500 + seed % 3000, 10000.0), (16, 1.5, 50.0))
+    )
+    cases = []
+    for d, position, base in calls:
+        x = torch.randn(d, generator=generator, dtype=torch.float64)
+        problem = f"for d = {d}, position {position}, base {base:g} the rotated vector is not RoPE's"
+        if float(position) == 0:
+            problem = f"at position 0 (angle 0) the vector should come back unchanged, for d = {d}"
+        cases.append(Case((x, position), {"base": base}, problem=problem))
+    q, k = torch.randn(2, 32, generator=generator, dtype=torch.float64)
+    offset = dict(
+        problem="scores of a query 4 positions after its key change with the absolute position",
+        hint="rotate the query and the key by the same rule; only then do the absolute positions cancel.",
+        mistakes=False,
+    )
+    for n in (0, 7, 300):
+        cases += [Case((q, n + 4), **offset), Case((k, n), **offset)]
+    cases.append(
+        Case(
+            (q, 123),
+            problem="the rotated vector is not as long as the original",
             hint="a rotation keeps lengths: use cos and sin of the same angle within a pair.",
+            mistakes=False,
         )
-    return check.result
+    )
+    return cases
+
+
+def _rope_reference(x: torch.Tensor, position: float, base: float = 10000.0) -> torch.Tensor:
+    return apply_rotary(x[None], torch.tensor([float(position)]), base)[0]
+
+
+def _judge_rope(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    d = len(case.args[0])
+    got = check.numbers(got, "the rotated vector")
+    check.that(
+        got.shape == expected.shape,
+        f"for a vector of width {d} it returned shape {tuple(got.shape)}",
+        hint=f"return a vector of the same width d = {d}: one rotated pair for every pair of x.",
+    )
+    compare(check, spec, case, got, expected)
+
+
+ROPE_ROTATE = Exercise(
+    label="ex-6-1",
+    what="RoPE on one vector",
+    checker="check_rope_rotate",
+    function="rope_rotate",
+    signature="(x (d,), position, base=10000.0) -> (d,): pair (x[2i], x[2i+1]) turned by position · base^(−2i/d)",
+    cases=_rope_cases,
+    reference=_rope_reference,
+    tolerance=_close,
+    mistakes=lambda case: _rope_mistakes(case.args[0], float(case.args[1]), case.kwargs.get("base", 10000.0)),
+    hint="pair (x[2i], x[2i+1]) turns by the angle position · base^(−2i/d).",
+    judge=_judge_rope,
+    changed_problem="your function changed its input vector in place",
+    changed_hint="build a new tensor for the result instead of writing into x (x[0::2] = … edits x itself).",
+)
+
+check_rope_rotate = ROPE_ROTATE.checker_function()
 
 
 # ex-6-2 ------------------------------------------------------------------------------------------
@@ -269,17 +271,5 @@ check_alibi_slopes = ALIBI_SLOPES.checker_function()
 check_interpolated_positions = INTERPOLATED_POSITIONS.checker_function()
 
 
-#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
-#: :class:`~transformerland.exercises.spec.CheckedByCode`).
-EXERCISES = [
-    CheckedByCode(
-        "ex-6-1",
-        "RoPE on one vector",
-        "check_rope_rotate",
-        "rope_rotate",
-        "``fn(x, position, base=10000.0)`` rotates ``x`` ``(d,)`` as RoPE does at ``position``.",
-        check_rope_rotate,
-    ),
-    ALIBI_SLOPES,
-    INTERPOLATED_POSITIONS,
-]
+#: Every exercise of the chapter with a checker, in order.
+EXERCISES = [ROPE_ROTATE, ALIBI_SLOPES, INTERPOLATED_POSITIONS]
