@@ -108,6 +108,12 @@ handouts: $(INSTALLED)
 grade: $(INSTALLED)
 	$(PYTHON) -m tools.grade_submissions $(SUBMISSIONS) --out $(GRADES)
 
+## gradescope: one Gradescope autograder zip per chapter, gradescope/chNN_autograder.zip (built on the
+## same sandboxed grading as `make grade`; see book/instructors.md).
+.PHONY: gradescope
+gradescope:
+	$(PYTHON) -m tools.gradescope build --out gradescope
+
 ## test: everything, in stages: lint; the fast tier; every chapter run once in a fresh Colab-like
 ## runtime, two at a time (their outputs kept for the site, each run also its handout's first run);
 ## then, two at a time, the strict build from those outputs, the site's tests and the other slow tests

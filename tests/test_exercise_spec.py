@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+import re
+
 import pytest
 import torch
+import transformerland.exercises
 from transformerland.attention import single_head_attention as aliased
 from transformerland.exercises.ch1 import SINGLE_HEAD_ATTENTION, check_single_head_attention
 from transformerland.exercises.checking import Mistake
@@ -75,3 +80,53 @@ def test_specs_are_validated():
         doubling_spec(checker="double_it")
     with pytest.raises(ValueError, match="points"):
         doubling_spec(points=0)
+
+
+def test_a_checker_written_as_code_is_recorded_and_replayed_to_the_same_verdict():
+    from transformerland.exercises.ch5 import EXERCISES as CH5
+    from transformerland.exercises.harness import record
+    from transformerland.remedies import interpolate_table
+
+    spec = next(e for e in CH5 if e.label == "ex-5-1")
+
+    def in_place(table, new_len):  # right values, but it scribbles on the table it was given
+        result = interpolate_table(table.clone(), new_len)
+        table.zero_()
+        return result
+
+    for student, passed in [(interpolate_table, True), (in_place, False)]:
+        live = spec.code(student)
+        replayed = spec.replay(record(spec.code, student, []))
+        assert bool(live) == bool(replayed) == passed
+        assert (live.message, live.hint) == (replayed.message, replayed.hint)
+    assert not spec.replay([]), "with no recorded answers nothing passes"
+
+
+def test_a_function_that_writes_into_its_arguments_is_told_so():
+    spec = doubling_spec(
+        cases=lambda seed: [Case(([1, 2],))], reference=lambda xs: [2 * x for x in xs], mistakes=lambda case: []
+    )
+
+    def doubles_in_place(xs):
+        xs[:] = [2 * x for x in xs]
+        return list(xs)
+
+    result = spec.check(doubles_in_place, quiet=True)
+    assert not result and result.message == "the function changed the arguments it was given"
+    assert spec.check(lambda xs: [2 * x for x in xs], quiet=True)
+
+
+CHAPTER_MODULES = sorted(
+    m.name for m in pkgutil.iter_modules(transformerland.exercises.__path__) if re.fullmatch(r"ch\d+", m.name)
+)
+
+
+@pytest.mark.parametrize("module", CHAPTER_MODULES)
+def test_every_specs_reference_passes_its_public_and_hidden_cases(module: str):
+    for spec in importlib.import_module(f"transformerland.exercises.{module}").EXERCISES:
+        if not isinstance(spec, Exercise) or spec.probe is not None:
+            continue  # a checker still written as code; a class (its probe is tested in its chapter's tests)
+        for seed in (PUBLIC_SEED, 1, 12345):  # the reference may call what the student may not: no forbids here
+            answers = [Answer.of(spec.reference, case) for case in spec.cases(seed)]
+            result = spec.grade(answers, seed)
+            assert result, f"{spec.label}, seed {seed}: {result}"

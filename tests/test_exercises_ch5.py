@@ -107,6 +107,15 @@ def never_is_zero(losses: Sequence[float], target: float, window: int) -> int | 
     return 0 if found is None else found
 
 
+def window_ahead(losses: Sequence[float], target: float, window: int) -> int | None:
+    """Averages the window that starts at each step instead of the one that ends there."""
+    for step in range(1, len(losses) + 1):
+        piece = losses[step - 1 : step - 1 + window]
+        if len(piece) == window and sum(piece) / window <= target:
+            return step
+    return None
+
+
 def test_steps_reference_passes(capsys):
     assert check_steps_to_reach(steps_reference)
     assert "ex-5-3 · PASSED" in capsys.readouterr().out
@@ -119,6 +128,7 @@ def test_steps_reference_passes(capsys):
         (no_smoothing, "one lucky batch"),
         (misses_last_step, "include the last step"),
         (never_is_zero, "return None"),
+        (window_ahead, "not the next ones"),
     ],
 )
 def test_steps_mistakes_fail_with_their_hint(fn, words):

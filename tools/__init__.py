@@ -13,7 +13,8 @@ Scripts:
 * ``python -m tools.exercise_list``: writes ``book/exercise_list.md`` (every exercise, chapter by chapter).
 * ``python -m tools.student_edition``: builds the site without solutions into ``_build/student/html``.
 * ``python -m tools.handouts``: writes ``student/notebooks/*.ipynb`` and ``student/handouts.zip``.
-* ``python -m tools.grade_submissions FOLDER``: runs submitted notebooks, tabulates the checkers' verdicts as CSV.
+* ``python -m tools.grade_submissions FOLDER``: grades submitted notebooks, each in a sandbox, one CSV row per exercise.
+* ``python -m tools.gradescope build``: one Gradescope autograder zip per chapter.
 * ``python -m tools.colab_runtime``: makes (once per state of the library and pins) the Colab-like runtime in
   which the tests run the chapters.
 
@@ -24,7 +25,8 @@ What they share, one module a job:
 * :mod:`tools.myst`: MyST directives in markdown text.
 * :mod:`tools.exercises`: the exercises of a chapter, their gated solutions and their checkers.
 * :mod:`tools.stubs`: the student version of a chapter, solutions replaced by stubs.
-* :mod:`tools.run_notebook`: executing a notebook in a fresh kernel in an empty folder (the only place that does).
+* :mod:`tools.run_notebook`: executing a notebook in a fresh kernel in an empty folder.
+* :mod:`tools.sandbox`: running a submission's code in a bubblewrap sandbox of its own (the grader, Gradescope).
 
 The Sphinx extension that shows progress bars at their last state is not a tool: it lives in ``sphinx_ext/``.
 """

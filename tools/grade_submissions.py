@@ -93,16 +93,18 @@ def load_specs(package: str, number: int) -> dict[str, Spec]:
     return {spec.label: spec for spec in getattr(module, "EXERCISES", [])}
 
 
+def instructor_chapter(path: Path, package: str) -> Chapter:
+    """The instructor's chapter at ``path``: its coding exercises (those its gates check) and their specs."""
+    nb = book.read(path)
+    number = book.chapter_number(path)
+    specs = load_specs(package, number)
+    labels = [label for label, checker in checkers(nb, gates(nb)).items() if checker]
+    return Chapter(number, path, {label: specs.get(label) for label in labels})
+
+
 def instructor_chapters(root: Path, package: str) -> list[Chapter]:
-    """Every chapter of the book at ``root`` with its coding exercises (those its gates check) and their specs."""
-    found = []
-    for path in book.chapters(root):
-        nb = book.read(path)
-        number = book.chapter_number(path)
-        specs = load_specs(package, number)
-        labels = [label for label, checker in checkers(nb, gates(nb)).items() if checker]
-        found.append(Chapter(number, path, {label: specs.get(label) for label in labels}))
-    return found
+    """Every chapter of the book at ``root`` (:func:`instructor_chapter`)."""
+    return [instructor_chapter(path, package) for path in book.chapters(root)]
 
 
 # --- the submission's side: reading it, finding its chapter ---------------------------------------------
@@ -205,7 +207,7 @@ def decide(spec: Spec | None, entry: dict[str, Any] | None, tensors: dict, seed:
             result = spec.replay(list(zip(cases, answers, strict=True)))
         else:
             result = spec.grade(answers, seed)
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
+    except Exception as error:  # odd data from the sandbox costs this exercise its verdict, not the whole file
         return "ERROR", f"the answers came back garbled ({type(error).__name__})", ""
     return ("PASSED" if result else "NOT YET"), result.message, result.hint
 
@@ -214,7 +216,8 @@ def _answer(call: dict[str, Any], tensors: dict) -> Answer:
     fields = {key: call.get(key, default) for key, default in Answer().to_data().items()}
     if not all(isinstance(fields[key], type(default)) for key, default in Answer().to_data().items()):
         raise ValueError("an answer's fields have the wrong types")
-    return Answer(value=decode(call.get("value"), tensors), **fields)
+    after = decode(call.get("after"), tensors)
+    return Answer(value=decode(call.get("value"), tensors), after=tuple(after) if after else None, **fields)
 
 
 def student_of(path: Path, folder: Path) -> str:

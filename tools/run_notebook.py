@@ -1,9 +1,10 @@
 """Run a notebook as a student's fresh runtime would: a new kernel whose working folder is empty.
 
 The one place where the tools and the tests execute a notebook: saving the chapters
-(:mod:`tools.execute_chapters`), grading submissions (:mod:`tools.grade_submissions`), timing the chapters
+(:mod:`tools.execute_chapters`), timing the chapters
 (:mod:`benchmarks.run_chapters`), and the tests that run the chapters in a Colab-like runtime (each with its
-handout's first exercise, :func:`tools.handouts.with_first_stub`) and the fixture book's handouts.
+handout's first exercise, :func:`tools.handouts.with_first_stub`) and the fixture book's handouts. (Graded
+submissions run elsewhere: inside a sandbox, by :mod:`transformerland.exercises.harness`.)
 """
 
 from __future__ import annotations

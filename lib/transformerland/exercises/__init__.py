@@ -1,12 +1,15 @@
-"""Checkers for the book's coding exercises, one module per chapter (``ch<N>``).
+"""The book's coding exercises, one module per chapter (``ch<N>``), each listing its specs in ``EXERCISES``.
 
-A checker takes the student's function, runs it on a few cases (edge cases included) and
-prints one verdict line, ``ex-<chapter>-<n> · PASSED · …`` or ``ex-<chapter>-<n> · NOT YET · …``
-followed by a hint. It never shows the reference solution. It returns a :class:`CheckResult`,
-which is truthy when the exercise passed. Every checker is built from the toolkit in
-:mod:`~transformerland.exercises.checking`: :class:`Check` runs the cases, and a list of
-:class:`Mistake` entries (what a typical slip returns, and the hint that names it) turns a
-wrong answer into advice.
+An exercise is declared once, as data (:class:`~transformerland.exercises.spec.Exercise`: the function's
+name and signature, public and hidden cases, the reference, the tolerance, the hints for typical wrong
+answers as :class:`Mistake` entries, the points, the library functions it forbids). That one spec serves
+the notebook's checker, ``check_…(fn)``, which runs the public cases and prints one verdict line,
+``ex-<chapter>-<n> · PASSED · …`` or ``ex-<chapter>-<n> · NOT YET · …`` followed by a hint, and returns a
+:class:`CheckResult` (truthy when the exercise passed); and it serves the bulk grader and the Gradescope
+autograder, which run the student's function on hidden cases in a sandbox
+(:mod:`~transformerland.exercises.harness`) and decide in their own process. Checkers not yet turned into
+specs are :class:`~transformerland.exercises.spec.CheckedByCode`, built from the toolkit in
+:mod:`~transformerland.exercises.checking`. The verdict is never the reference solution.
 """
 
 from .checking import *  # noqa: F403 (the toolkit, under its own names)

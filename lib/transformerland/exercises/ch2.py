@@ -10,15 +10,25 @@ Each prints one verdict line and returns a :class:`~transformerland.exercises.ch
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
 from ..encodings.sinusoidal import sinusoid_frequencies, sinusoidal_encoding, tensor2tensor_frequencies
 from .checking import Check, CheckResult, Mistake, numbers_close, spot_mistake, tensors_close
-from .spec import CheckedByCode
+from .spec import Case, CheckedByCode, Exercise
 
-__all__ = ["EXERCISES", "TABLE_TOLERANCE", "check_first_near_repeat", "check_sinusoidal_encoding", "check_wavelength"]
+__all__ = [
+    "EXERCISES",
+    "FIRST_NEAR_REPEAT",
+    "TABLE_TOLERANCE",
+    "WAVELENGTH",
+    "check_first_near_repeat",
+    "check_sinusoidal_encoding",
+    "check_wavelength",
+]
 
 #: How close a student's table must be to the reference, entry by entry.
 TABLE_TOLERANCE = 1e-4
@@ -228,31 +238,53 @@ def _wavelength_mistakes(column: int, d_model: int, base: float) -> list[Mistake
     ]
 
 
-def check_wavelength(fn: Callable[..., object]) -> CheckResult:
-    """ex-2-2: ``fn(column, d_model, base=10000.0)`` returns the wavelength, in positions, of that column."""
-    cases = [(256, 512, 10000.0), (257, 512, 10000.0), (7, 16, 100.0), (0, 64, 10000.0), (1, 64, 10000.0)]
-    cases += [(62, 64, 10000.0), (10, 12, 10.0)]
-    with Check("ex-2-2", "wavelengths") as check:
-        for column, d_model, base in cases:
-            call = f"fn({column}, {d_model}, base={base})"
-            got = check.call(fn, column, d_model, base=base)
-            value = check.convert(
-                got,
-                float,  # type: ignore[arg-type]
-                f"{call} returned {got!r}, not a single number",
-                "return one number: how many positions it takes that column to repeat.",
-            )
-            expected = _reference_wavelength(column, d_model, base)
-            mistakes = _wavelength_mistakes(column, d_model, base)
-            unknown = Mistake(
-                None,
-                problem="that is not the wavelength of this column",
-                hint="pair i = column // 2 turns at 1/base^(2i/d) radians per position; one turn is 2π radians.",
-            )
-            found = spot_mistake(value, mistakes, _numbers_close, unknown)
-            problem, hint = found.problem, found.hint
-            check.that(_numbers_close(value, expected), f"{call} = {value:.6g}: {problem}", hint)
-    return check.result
+def _wavelength_cases(seed: int) -> list[Case]:
+    if seed == 0:
+        calls = [(256, 512, 10000.0), (257, 512, 10000.0), (7, 16, 100.0), (0, 64, 10000.0), (1, 64, 10000.0)]
+        calls += [(62, 64, 10000.0), (10, 12, 10.0)]
+    else:
+        draw = random.Random(seed)
+        d_model = draw.choice([32, 64, 128, 256])
+        even = 2 * draw.randrange(1, d_model // 2)
+        calls = [
+            (even, d_model, 10000.0),
+            (even + 1, d_model, 10000.0),
+            (0, d_model, 500.0),
+            (d_model - 1, d_model, 10.0),
+        ]
+    return [Case((column, d_model), {"base": base}) for column, d_model, base in calls]
+
+
+def _judge_wavelength(check: Check, spec: Exercise, case: Case, got: Any, expected: float) -> None:
+    (column, d_model), base = case.args, case.kwargs["base"]
+    call = f"fn({column}, {d_model}, base={base})"
+    value = check.convert(
+        got,
+        float,  # type: ignore[arg-type]
+        f"{call} returned {got!r}, not a single number",
+        "return one number: how many positions it takes that column to repeat.",
+    )
+    unknown = Mistake(
+        None,
+        problem="that is not the wavelength of this column",
+        hint="pair i = column // 2 turns at 1/base^(2i/d) radians per position; one turn is 2π radians.",
+    )
+    found = spot_mistake(value, _wavelength_mistakes(column, d_model, base), _numbers_close, unknown)
+    check.that(_numbers_close(value, expected), f"{call} = {value:.6g}: {found.problem}", found.hint)
+
+
+WAVELENGTH = Exercise(
+    label="ex-2-2",
+    what="wavelengths",
+    checker="check_wavelength",
+    function="wavelength",
+    signature="(column: int, d_model: int, base=10000.0) -> float: the wavelength, in positions, of that column",
+    cases=_wavelength_cases,
+    reference=_reference_wavelength,
+    judge=_judge_wavelength,
+)
+
+check_wavelength = WAVELENGTH.checker_function()
 
 
 def _distances_from_origin(d_model: int, base: float, max_position: int) -> torch.Tensor:
@@ -292,26 +324,44 @@ def _near_repeat_hint(
     return "an earlier position is already within tol of position 0: check every position from 1 upwards, in order."
 
 
-def check_first_near_repeat(fn: Callable[..., object]) -> CheckResult:
-    """ex-2-4: ``fn(d_model, base, tol, max_position)``: the first ``k`` in ``1 … max_position`` with
-    ``‖PE(k) - PE(0)‖ < tol``, or ``None`` when there is none."""
-    cases = [(4, 100.0, 0.2, 1000), (4, 10.0, 0.2, 1000), (6, 10.0, 0.5, 1000), (8, 10.0, 0.5, 5000)]
-    cases += [(4, 10.0, 0.2, 300), (64, 10000.0, 0.5, 2000)]
-    with Check("ex-2-4", "first near-repeats") as check:
-        for d_model, base, tol, max_position in cases:
-            call = f"fn({d_model}, {base}, {tol}, {max_position})"
-            got = check.call(fn, d_model, base, tol, max_position)
-            expected = _reference_first_near_repeat(d_model, base, tol, max_position)
-            if got is not None:
-                got = check.convert(
-                    got,
-                    int,  # type: ignore[arg-type]
-                    f"{call} returned {got!r}, not a position",
-                    "return a whole number (the position) or None.",
-                )
-            hint = "" if got == expected else _near_repeat_hint(got, expected, d_model, base, tol, max_position)
-            check.that(got == expected, f"{call} returned {got}", hint)
-    return check.result
+def _near_repeat_cases(seed: int) -> list[Case]:
+    if seed == 0:
+        calls = [(4, 100.0, 0.2, 1000), (4, 10.0, 0.2, 1000), (6, 10.0, 0.5, 1000), (8, 10.0, 0.5, 5000)]
+        calls += [(4, 10.0, 0.2, 300), (64, 10000.0, 0.5, 2000)]
+    else:
+        draw = random.Random(seed)
+        calls = [(4, draw.choice([20.0, 50.0, 200.0]), 0.3, 3000), (6, draw.choice([5.0, 30.0]), 0.6, 3000)]
+        calls += [(4, 10.0, 0.2, draw.randrange(100, 350)), (32, 10000.0, 0.4, 1500)]
+    return [Case(call) for call in calls]
+
+
+def _judge_near_repeat(check: Check, spec: Exercise, case: Case, got: Any, expected: int | None) -> None:
+    d_model, base, tol, max_position = case.args
+    call = f"fn({d_model}, {base}, {tol}, {max_position})"
+    if got is not None:
+        got = check.convert(
+            got,
+            int,  # type: ignore[arg-type]
+            f"{call} returned {got!r}, not a position",
+            "return a whole number (the position) or None.",
+        )
+    hint = "" if got == expected else _near_repeat_hint(got, expected, d_model, base, tol, max_position)
+    check.that(got == expected, f"{call} returned {got}", hint)
+
+
+FIRST_NEAR_REPEAT = Exercise(
+    label="ex-2-4",
+    what="first near-repeats",
+    checker="check_first_near_repeat",
+    function="first_near_repeat",
+    signature="(d_model, base, tol, max_position) -> the first k in 1 … max_position with ‖PE(k) − PE(0)‖ < tol, "
+    "or None",
+    cases=_near_repeat_cases,
+    reference=_reference_first_near_repeat,
+    judge=_judge_near_repeat,
+)
+
+check_first_near_repeat = FIRST_NEAR_REPEAT.checker_function()
 
 
 #: Every exercise of the chapter with a checker, in order (checkers still written as code: see
@@ -325,20 +375,6 @@ EXERCISES = [
         '``fn(num_positions, d_model, base=10000.0, layout="interleaved")`` builds the table from the formula.',
         check_sinusoidal_encoding,
     ),
-    CheckedByCode(
-        "ex-2-2",
-        "wavelengths",
-        "check_wavelength",
-        "wavelength",
-        "``fn(column, d_model, base=10000.0)`` returns the wavelength, in positions, of that column.",
-        check_wavelength,
-    ),
-    CheckedByCode(
-        "ex-2-4",
-        "first near-repeats",
-        "check_first_near_repeat",
-        "first_near_repeat",
-        "``fn(d_model, base, tol, max_position)``: the first ``k`` in ``1 … max_position`` with",
-        check_first_near_repeat,
-    ),
+    WAVELENGTH,
+    FIRST_NEAR_REPEAT,
 ]

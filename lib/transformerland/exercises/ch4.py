@@ -1,8 +1,8 @@
-"""Checkers for chapter 4, the Confluence: BERT's three-way sum on real weights.
+"""Exercises of chapter 4, the Confluence: BERT's three-way sum on real weights, as specs.
 
-- :func:`check_bert_sum` (ex-4-1): assemble ``LayerNorm(word + segment + position)`` by hand.
-- :func:`check_segment_ids` (ex-4-2): the segment ids of ``[CLS] A [SEP] B [SEP]``.
-- :func:`check_most_alike_pair` (ex-4-3): the two distinct positions whose rows are most alike.
+- :data:`BERT_SUM` (ex-4-1): assemble ``LayerNorm(word + segment + position)`` by hand.
+- :data:`SEGMENT_IDS` (ex-4-2): the segment ids of ``[CLS] A [SEP] B [SEP]``.
+- :data:`MOST_ALIKE_PAIR` (ex-4-3): the two distinct positions whose rows are most alike.
 
 Each runs the student's function on small cases of its own (no weights needed), compares it
 with the expected answer, and when it differs, tries to recognise the mistake to name it.
@@ -10,14 +10,24 @@ with the expected answer, and when it differs, tries to recognise the mistake to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import random
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
-from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
-from .spec import CheckedByCode
+from .checking import Check, Mistake, tensors_close
+from .spec import Case, Exercise, compare
 
-__all__ = ["EXERCISES", "check_bert_sum", "check_most_alike_pair", "check_segment_ids"]
+__all__ = [
+    "BERT_SUM",
+    "EXERCISES",
+    "MOST_ALIKE_PAIR",
+    "SEGMENT_IDS",
+    "check_bert_sum",
+    "check_most_alike_pair",
+    "check_segment_ids",
+]
 
 _close = tensors_close(atol=1e-4, rtol=1e-5)
 
@@ -70,52 +80,68 @@ def _bert_sum_cases(ids, segments, word, segment, position, gain, bias, eps) -> 
     return right.double(), [Mistake(m.answer.double(), m.hint) for m in mistakes]
 
 
-def check_bert_sum(fn: Callable[..., torch.Tensor]) -> CheckResult:
-    """ex-4-1: ``fn(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps)``.
-
-    ``input_ids`` and ``token_type_ids`` are ``(B, T)``; the tables ``(V, D)``, ``(S, D)``,
-    ``(P, D)``; ``ln_weight`` and ``ln_bias`` ``(D,)``. ``fn`` must return ``(B, T, D)``:
-    ``LayerNorm(word[ids] + segment[segments] + position[0 … T-1])`` (BERT's layer without dropout).
-    """
-    with Check("ex-4-1", "the three-way sum with LayerNorm") as check:
-        g = torch.Generator().manual_seed(4)
-        vocab, segments_n, positions_n, d = 23, 2, 24, 8
-        tables = (
-            torch.randn(vocab, d, generator=g),
-            torch.randn(segments_n, d, generator=g),
-            torch.randn(positions_n, d, generator=g),
-            1 + 0.3 * torch.randn(d, generator=g),
-            0.5 * torch.randn(d, generator=g),
-        )
-        cases = [
+def _sum_cases(seed: int) -> list[Case]:
+    """Tables ``(23, 8)``, ``(2, 8)``, ``(24, 8)``, a gain and a bias; one sentence pair, a batch of two, one token."""
+    g = torch.Generator().manual_seed(4 + 1000 * seed)
+    vocab, segments_n, positions_n, d = 23, 2, 24, 8
+    tables = (
+        torch.randn(vocab, d, generator=g),
+        torch.randn(segments_n, d, generator=g),
+        torch.randn(positions_n, d, generator=g),
+        1 + 0.3 * torch.randn(d, generator=g),
+        0.5 * torch.randn(d, generator=g),
+    )
+    if seed == 0:
+        calls = [
             (torch.tensor([[3, 17, 5, 9, 2, 21, 14]]), torch.tensor([[0, 0, 0, 0, 1, 1, 1]])),
             (torch.tensor([[1, 4, 4, 8], [20, 0, 13, 2]]), torch.tensor([[0, 0, 1, 1], [0, 1, 1, 1]])),
             (torch.tensor([[7]]), torch.tensor([[0]])),
         ]
-        for ids, segments in cases:
-            got = check.call(fn, ids.clone(), segments.clone(), *(t.clone() for t in tables), 1e-12)
-            shape = (*ids.shape, d)
-            check.tensor(got, "return the (B, T, D) tensor itself.")
-            check.shape(
-                got,
-                shape,
-                f"for input_ids of shape {tuple(ids.shape)} the result has shape {tuple(got.shape)}, not {shape}",
-                "one row of width D per token: index each table with a (B, T) tensor of ids.",
-            )
-            right, mistakes = _bert_sum_cases(ids, segments, *tables, 1e-12)
-            got = got.detach().double()
-            check.that(
-                _close(got, right),
-                f"for input_ids {ids.tolist()} the result differs from BERT's embedding layer",
-                hint_for(
-                    got,
-                    mistakes,
-                    _close,
-                    "look up one row per token in each table, add the three, then normalise each token's "
-                    "D values (mean 0, variance 1, eps inside the square root), scale by ln_weight and add ln_bias.",
-                ),
-            )
-    return check.result
+    else:
+        length = 5 + seed % 6
+        ids = torch.randint(0, vocab, (2, length), generator=g)
+        cut = 1 + seed % (length - 1)
+        segments = (torch.arange(length) >= cut).long().expand(2, length).clone()
+        calls = [(ids, segments), (ids[:1, :1].clone(), torch.zeros(1, 1, dtype=torch.long))]
+    return [
+        Case(
+            (ids, segments, *tables, 1e-12),
+            problem=f"for input_ids {ids.tolist()} the result differs from BERT's embedding layer",
+        )
+        for ids, segments in calls
+    ]
+
+
+def _judge_sum(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    ids = case.args[0]
+    shape = tuple(expected.shape)
+    got = check.tensor(got, "return the (B, T, D) tensor itself.")
+    check.shape(
+        got,
+        shape,
+        f"for input_ids of shape {tuple(ids.shape)} the result has shape {tuple(got.shape)}, not {shape}",
+        "one row of width D per token: index each table with a (B, T) tensor of ids.",
+    )
+    compare(check, spec, case, got.detach().double(), expected)
+
+
+BERT_SUM = Exercise(
+    label="ex-4-1",
+    what="the three-way sum with LayerNorm",
+    checker="check_bert_sum",
+    function="my_bert_sum",
+    signature="(input_ids (B, T), token_type_ids (B, T), word_table, segment_table, position_table, ln_weight, "
+    "ln_bias, eps) -> LayerNorm(word[ids] + segment[segments] + position[0 … T-1]) (B, T, D)",
+    cases=_sum_cases,
+    reference=lambda *args: _bert_sum_cases(*args)[0],
+    tolerance=_close,
+    mistakes=lambda case: _bert_sum_cases(*case.args)[1],
+    hint="look up one row per token in each table, add the three, then normalise each token's "
+    "D values (mean 0, variance 1, eps inside the square root), scale by ln_weight and add ln_bias.",
+    judge=_judge_sum,
+)
+
+check_bert_sum = BERT_SUM.checker_function()
 
 
 def _expected_segments(tokens: Sequence[str]) -> list[int]:
@@ -137,92 +163,130 @@ def _segment_hint(tokens: Sequence[str], got: list[int], want: list[int]) -> str
     return "0 from [CLS] up to and including the first [SEP], then 1 to the end."
 
 
-def check_segment_ids(fn: Callable[[list[str]], Sequence[int]]) -> CheckResult:
-    """ex-4-2: ``fn(tokens)`` → one segment id per token of ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``."""
-    with Check("ex-4-2", "segment ids for sentence pairs") as check:
+def _segment_cases(seed: int) -> list[Case]:
+    if seed == 0:
         cases = [
             ["[CLS]", "the", "apple", "fell", ".", "[SEP]", "it", "was", "ripe", ".", "[SEP]"],
             ["[CLS]", "where", "do", "words", "stand", "?", "[SEP]"],
             ["[CLS]", "a", "[SEP]", "b", "[SEP]"],
             ["[CLS]", "bert", "##ha", "keeps", "the", "basin", "[SEP]", "three", "streams", "[SEP]"],
         ]
-        for tokens in cases:
-            got = check.call(fn, list(tokens))
-            got = check.convert(
-                got,
-                lambda ids: [int(x) for x in ids],
-                f"it returned {got!r}",
-                "return a list (or 1-D tensor) of integers, one per token.",
-            )
-            want = _expected_segments(tokens)
-            check.that(
-                len(got) == len(tokens),
-                f"for {len(tokens)} tokens it returned {len(got)} segment ids",
-                "return exactly one segment id per token, [CLS] and every [SEP] included.",
-            )
-            check.that(got == want, f"for {' '.join(tokens)} it returned {got}", _segment_hint(tokens, got, want))
-    return check.result
+    else:
+        words = random.Random(seed).sample(["apple", "tower", "seat", "ledger", "map", "edge", "ticket", "##s"], 8)
+        a, b = 1 + seed % 4, 1 + seed % 3
+        cases = [
+            ["[CLS]", *words[:a], "[SEP]", *words[a : a + b], "[SEP]"],
+            ["[CLS]", *words[:5], "[SEP]"],
+            ["[CLS]", words[0], "[SEP]", words[1], "[SEP]"],
+        ]
+    return [Case((tokens,)) for tokens in cases]
 
 
-def _pair_hint(got: tuple[int, int], want: tuple[int, int], n: int) -> str:
-    """Name the likely mistake behind a wrong pair (the traps are planted in :func:`check_most_alike_pair`)."""
+def _judge_segments(check: Check, spec: Exercise, case: Case, got: Any, want: list[int]) -> None:
+    (tokens,) = case.args
+    got = check.convert(
+        got,
+        lambda ids: [int(x) for x in ids],
+        f"it returned {got!r}",
+        "return a list (or 1-D tensor) of integers, one per token.",
+    )
+    check.that(
+        len(got) == len(tokens),
+        f"for {len(tokens)} tokens it returned {len(got)} segment ids",
+        "return exactly one segment id per token, [CLS] and every [SEP] included.",
+    )
+    check.that(got == want, f"for {' '.join(tokens)} it returned {got}", _segment_hint(tokens, got, want))
+
+
+SEGMENT_IDS = Exercise(
+    label="ex-4-2",
+    what="segment ids for sentence pairs",
+    checker="check_segment_ids",
+    function="my_segment_ids",
+    signature="(tokens: list[str], [CLS] A [SEP] or [CLS] A [SEP] B [SEP]) -> list[int], one segment id per token",
+    cases=_segment_cases,
+    reference=_expected_segments,
+    judge=_judge_segments,
+)
+
+check_segment_ids = SEGMENT_IDS.checker_function()
+
+
+def _pair_hint(got: tuple[int, int], want: tuple[int, int], long: set[int], opposite: set[int]) -> str:
+    """Name the likely mistake behind a wrong pair (the traps are planted by :func:`_pair_cases`)."""
     if got[0] == got[1]:
         return "every row is perfectly alike to itself: leave out the diagonal (i == j)."
     if got == want[::-1]:
         return "return the smaller position first: (i, j) with i < j."
-    if set(got) in ({5, 9}, {n - 1 - 5, n - 1 - 9}):
+    if set(got) == long:
         return "compare directions, not lengths: normalise each row (cosine similarity), not raw dot products."
-    if set(got) in ({6, 13}, {n - 1 - 6, n - 1 - 13}):
+    if set(got) == opposite:
         return "most alike means the largest cosine; a cosine near -1 (opposite rows) is the least alike."
     return "compute the cosine of every pair of distinct rows and take the pair with the largest one."
 
 
-def check_most_alike_pair(fn: Callable[[torch.Tensor], tuple[int, int]]) -> CheckResult:
-    """ex-4-3: ``fn(table)`` with ``table`` ``(N, D)`` → ``(i, j)``, ``i < j``, the rows with the largest cosine."""
-    with Check("ex-4-3", "the most alike pair of positions") as check:
-        g = torch.Generator().manual_seed(43)
-        n, d = 16, 8
-        table = torch.randn(n, d, generator=g)
-        table[11] = table[3] + 0.05 * torch.randn(d, generator=g)  # the most alike pair, cosine about 0.999
-        table[6] = -table[13] + 0.01 * torch.randn(d, generator=g)  # opposite directions, cosine about -1
-        table[5] = 10 * torch.randn(d, generator=g)  # long rows: a large dot product, a smaller cosine
-        table[9] = table[5] + 3 * torch.randn(d, generator=g)
-        cases = [(table, (3, 11)), (table.flip(0), (n - 1 - 11, n - 1 - 3)), (table[[4, 11, 0, 3]], (1, 3))]
-        for case, want in cases:
-            got = check.call(fn, case.clone())
-            problem, hint = f"it returned {got!r}", "return two positions, a tuple (i, j) of ints."
-            pair = check.convert(got, lambda ids: tuple(int(x) for x in ids), problem, hint)
-            check.that(len(pair) == 2, problem, hint)
-            got = pair
-            check.that(got == want, f"for a {tuple(case.shape)} table it returned {got}", _pair_hint(got, want, n))
-    return check.result
+def _pair_cases(seed: int) -> list[Case]:
+    """A table with planted traps (a near copy, opposite rows, long rows); flipped; and four of its rows.
+
+    The notebook's table plants them at rows (3, 11), (6, 13) and (5, 9); a hidden table at rows drawn
+    from the seed. Each case's tag names its long and opposite pairs, ``"5,9/6,13"``.
+    """
+    g = torch.Generator().manual_seed(43 + 1000 * seed)
+    n, d = 16, 8
+    a, b, c, e, f, h = (3, 11, 6, 13, 5, 9) if seed == 0 else random.Random(seed).sample(range(n), 6)
+    table = torch.randn(n, d, generator=g)
+    table[b] = table[a] + 0.05 * torch.randn(d, generator=g)  # the most alike pair, cosine about 0.999
+    table[c] = -table[e] + 0.01 * torch.randn(d, generator=g)  # opposite directions, cosine about -1
+    table[f] = 10 * torch.randn(d, generator=g)  # long rows: a large dot product, a smaller cosine
+    table[h] = table[f] + 3 * torch.randn(d, generator=g)
+    others = [row for row in range(n) if row not in (a, b, c, e, f, h)]
+    rows = [others[0], b, others[1], a]
+    if seed:
+        random.Random(seed + 1).shuffle(rows)
+    flip = n - 1
+    return [
+        Case((table,), tag=f"{f},{h}/{c},{e}"),
+        Case((table.flip(0),), tag=f"{flip - f},{flip - h}/{flip - c},{flip - e}"),
+        Case((table[rows],), tag="-1,-1/-1,-1"),
+    ]
 
 
-#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
-#: :class:`~transformerland.exercises.spec.CheckedByCode`).
+def _most_alike(table: torch.Tensor) -> tuple[int, int]:
+    """The pair ``(i, j)``, ``i < j``, of distinct rows with the largest cosine."""
+    unit = table / table.norm(dim=1, keepdim=True)
+    cosine = (unit @ unit.T).fill_diagonal_(-2.0)
+    i, j = divmod(int(cosine.argmax()), len(table))
+    return (min(i, j), max(i, j))
+
+
+def _judge_pair(check: Check, spec: Exercise, case: Case, got: Any, want: tuple[int, int]) -> None:
+    (table,) = case.args
+    problem, hint = f"it returned {got!r}", "return two positions, a tuple (i, j) of ints."
+    pair = check.convert(got, lambda ids: tuple(int(x) for x in ids), problem, hint)
+    check.that(len(pair) == 2, problem, hint)
+    long, opposite = ({int(x) for x in part.split(",")} for part in case.tag.split("/"))
+    check.that(
+        pair == want, f"for a {tuple(table.shape)} table it returned {pair}", _pair_hint(pair, want, long, opposite)
+    )
+
+
+MOST_ALIKE_PAIR = Exercise(
+    label="ex-4-3",
+    what="the most alike pair of positions",
+    checker="check_most_alike_pair",
+    function="most_alike_pair",
+    signature="(table (N, D)) -> (i, j), i < j: the two distinct rows with the largest cosine",
+    cases=_pair_cases,
+    reference=_most_alike,
+    judge=_judge_pair,
+)
+
+check_most_alike_pair = MOST_ALIKE_PAIR.checker_function()
+
+
+#: Every exercise of the chapter with a checker, in order.
 EXERCISES = [
-    CheckedByCode(
-        "ex-4-1",
-        "the three-way sum with LayerNorm",
-        "check_bert_sum",
-        "my_bert_sum",
-        "``fn(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps)``.",
-        check_bert_sum,
-    ),
-    CheckedByCode(
-        "ex-4-2",
-        "segment ids for sentence pairs",
-        "check_segment_ids",
-        "my_segment_ids",
-        "``fn(tokens)`` → one segment id per token of ``[CLS] A [SEP]`` or ``[CLS] A [SEP] B [SEP]``.",
-        check_segment_ids,
-    ),
-    CheckedByCode(
-        "ex-4-3",
-        "the most alike pair of positions",
-        "check_most_alike_pair",
-        "most_alike_pair",
-        "``fn(table)`` with ``table`` ``(N, D)`` → ``(i, j)``, ``i < j``, the rows with the largest cosine.",
-        check_most_alike_pair,
-    ),
+    BERT_SUM,
+    SEGMENT_IDS,
+    MOST_ALIKE_PAIR,
 ]

@@ -7,16 +7,18 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from itertools import pairwise
+from typing import Any
 
 import torch
 
 from ..remedies import interpolate_table
-from .checking import Check, CheckResult
-from .spec import CheckedByCode
+from .checking import Check, CheckResult, Mistake
+from .spec import Case, CheckedByCode, Exercise, compare
 
-__all__ = ["EXERCISES", "check_interpolate_table", "check_sliding_windows", "check_steps_to_reach"]
+__all__ = ["EXERCISES", "STEPS_TO_REACH", "check_interpolate_table", "check_sliding_windows", "check_steps_to_reach"]
 
 _TABLE_HINT = "return a torch.Tensor of shape (new_len, d_model)."
 
@@ -103,69 +105,114 @@ def check_interpolate_table(fn: Callable[[torch.Tensor, int], torch.Tensor]) -> 
     return check.result
 
 
-def check_steps_to_reach(fn: Callable[[Sequence[float], float, int], int | None]) -> CheckResult:
-    """ex-5-3: ``fn(losses, target, window)`` is the number of fine-tuning steps after which the
-    mean of the last ``window`` losses first falls to ``target`` or below; ``None`` if it never does.
+def _steps(losses: Sequence[float], target: float, window: int, *, start: int = 0, end: int = 0) -> int | None:
+    """The first step ``t`` whose window ``losses[t - window + start : t + start]`` averages at or below ``target``.
 
-    ``losses[i]`` is the loss measured at step ``i + 1`` (before that step's update), so the answer
-    for a curve that is below the target from its ``window``-th entry on is ``window``.
+    ``start`` shifts the window forward (a slip), ``end`` stops early (another); the right answer has both 0.
     """
-    with Check("ex-5-3", "steps to reach a target loss") as check:
-        falling = [2.0 - 0.1 * i for i in range(10)]  # 2.0, 1.9, …, 1.1
-        got = check.call(fn, falling, 1.5, 1)
-        check.that(
-            got is None or (isinstance(got, int) and not isinstance(got, bool)),
-            f"the answer {got!r} is a {type(got).__name__}, not a whole number of steps (or None)",
-            "return an int (a number of steps) or None when the target is never reached.",
-        )
-        if got == 5:
-            hint = (
-                "that is the index of the entry, counted from 0; the question asks for a number of steps, "
-                "and losses[i] was measured at step i + 1."
-            )
-        elif got == 10:
-            hint = "return the first step at which the target is reached, not the last step of the curve."
-        else:
-            hint = "walk along the curve and stop at the first entry that is at or below the target."
-        check.that(got == 6, f"on the curve 2.0, 1.9, …, 1.1 with target 1.5 and window 1 you returned {got}", hint)
+    for step in range(window, len(losses) + 1 - end):
+        piece = losses[step - window + start : step + start]
+        if len(piece) == window and sum(piece) / window <= target:
+            return step
+    return None
 
-        noisy = [2.0, 1.0, 2.0, 2.0, 1.4, 1.4, 1.4, 1.4, 1.4, 1.4]
-        got = check.call(fn, noisy, 1.5, 3)
-        if got == 2:
-            hint = (
-                "one lucky batch is not a recovered model: average the last `window` losses before comparing "
-                "(a step counts once the mean of the window ending there is at or below the target)."
-            )
-        elif got == 5:
-            hint = (
-                "the window at step t holds losses t - window + 1 … t (the last `window` entries), not the next ones."
-            )
-        else:
-            hint = "compare the mean of the last `window` losses with the target, starting at step `window`."
-        check.that(
-            got == 7,
-            f"on a noisy curve with one low outlier (window 3) you returned {got}",
-            hint,
-        )
-        got = check.call(fn, [2.0] * 3 + [1.0] * 3, 1.3, 4)
-        check.that(
-            got == 6,
-            f"a curve whose window mean first reaches the target at its last step gave {got}",
-            "include the last step: the window may end at the final entry of the curve.",
-        )
-        got = check.call(fn, [2.0, 1.9, 1.8], 1.0, 2)
-        check.that(
-            got is None,
-            f"a curve that never reaches the target gave {got!r}",
-            "when no window's mean is at or below the target, return None (not 0, -1 or the curve's length).",
-        )
-        got = check.call(fn, [1.0, 1.0], 1.5, 5)
-        check.that(
-            got is None,
-            f"a curve shorter than the window gave {got!r}",
-            "a mean over `window` steps needs at least `window` losses: return None if there are fewer.",
-        )
-    return check.result
+
+def _steps_cases(seed: int) -> list[Case]:
+    """A falling curve (window 1); a noisy one with a low outlier; the target reached at the last step; never."""
+    draw = random.Random(seed)
+    drop = 0.1 if seed == 0 else draw.choice([0.05, 0.1, 0.2])
+    falling = [round(2.0 - drop * i, 6) for i in range(10 if seed == 0 else draw.randrange(8, 14))]
+    target = 1.5 if seed == 0 else round(falling[len(falling) // 2] + drop / 2, 6)
+    dip = 1 if seed == 0 else draw.randrange(1, 3)
+    noisy = [2.0] * dip + [1.0] + [2.0] * 2 + [1.4] * 6
+    last = 3 if seed == 0 else draw.randrange(2, 5)
+    return [
+        Case(
+            (falling, target, 1),
+            problem=f"on the curve {falling[0]:g}, {falling[1]:g}, …, {falling[-1]:g} with target {target:g} and "
+            "window 1 you returned {got}",
+            hint="walk along the curve and stop at the first entry that is at or below the target.",
+        ),
+        Case(
+            (noisy, 1.5, 3),
+            problem="on a noisy curve with one low outlier (window 3) you returned {got}",
+            hint="compare the mean of the last `window` losses with the target, starting at step `window`.",
+        ),
+        Case(
+            ([2.0] * last + [1.0] * 3, 1.3, 4),
+            problem="a curve whose window mean first reaches the target at its last step gave {got}",
+            hint="include the last step: the window may end at the final entry of the curve.",
+            mistakes=False,
+        ),
+        Case(
+            ([2.0, 1.9, 1.8], 1.0, 2),
+            problem="a curve that never reaches the target gave {got!r}",
+            hint="when no window's mean is at or below the target, return None (not 0, -1 or the curve's length).",
+            mistakes=False,
+        ),
+        Case(
+            ([1.0, 1.0], 1.5, 5),
+            problem="a curve shorter than the window gave {got!r}",
+            hint="a mean over `window` steps needs at least `window` losses: return None if there are fewer.",
+            mistakes=False,
+        ),
+    ]
+
+
+def _steps_mistakes(case: Case) -> list[Mistake]:
+    losses, target, window = case.args
+    right = _steps(losses, target, window)
+    return [
+        Mistake(
+            None if right is None else right - 1,
+            "that is the index of the entry, counted from 0; the question asks for a number of steps, "
+            "and losses[i] was measured at step i + 1.",
+        ),
+        Mistake(len(losses), "return the first step at which the target is reached, not the last step of the curve."),
+        Mistake(
+            _steps(losses, target, 1),
+            "one lucky batch is not a recovered model: average the last `window` losses before comparing "
+            "(a step counts once the mean of the window ending there is at or below the target).",
+        ),
+        Mistake(
+            _steps(losses, target, window, start=window - 1),
+            "the window at step t holds losses t - window + 1 … t (the last `window` entries), not the next ones.",
+        ),
+    ]
+
+
+def _judge_steps(check: Check, spec: Exercise, case: Case, got: Any, expected: int | None) -> None:
+    check.that(
+        got is None or (isinstance(got, int) and not isinstance(got, bool)),
+        f"the answer {got!r} is a {type(got).__name__}, not a whole number of steps (or None)",
+        "return an int (a number of steps) or None when the target is never reached.",
+    )
+    mistakes = [m for m in spec.mistakes(case) if m.answer != expected] if case.mistakes else []
+    compare(
+        check,
+        spec,
+        Case(case.args, problem=case.problem.format(got=got), hint=case.hint),
+        got,
+        expected,
+        None,
+        mistakes,
+    )
+
+
+STEPS_TO_REACH = Exercise(
+    label="ex-5-3",
+    what="steps to reach a target loss",
+    checker="check_steps_to_reach",
+    function="my_steps_to_reach",
+    signature="(losses: list[float], target: float, window: int) -> int | None: the first step whose window "
+    "mean is at or below the target",
+    cases=_steps_cases,
+    reference=_steps,
+    mistakes=_steps_mistakes,
+    judge=_judge_steps,
+)
+
+check_steps_to_reach = STEPS_TO_REACH.checker_function()
 
 
 def _is_span(span: object) -> bool:
@@ -254,14 +301,7 @@ EXERCISES = [
         "``fn(table, new_len)`` stretches an ``(L, D)`` table to ``(new_len, D)`` by linear interpolation.",
         check_interpolate_table,
     ),
-    CheckedByCode(
-        "ex-5-3",
-        "steps to reach a target loss",
-        "check_steps_to_reach",
-        "my_steps_to_reach",
-        "``fn(losses, target, window)`` is the number of fine-tuning steps after which the",
-        check_steps_to_reach,
-    ),
+    STEPS_TO_REACH,
     CheckedByCode(
         "ex-5-4",
         "sliding windows",

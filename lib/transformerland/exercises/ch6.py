@@ -1,26 +1,32 @@
-"""Checkers for chapter 6, the Observatory (RoPE and ALiBi).
+"""Exercises of chapter 6, the Observatory (RoPE and ALiBi), as specs.
 
-* :func:`check_rope_rotate` (ex-6-1): rotate one vector by RoPE's angles, adjacent pairs.
-* :func:`check_alibi_slopes` (ex-6-2): ALiBi's head slopes for a power-of-two head count.
-* :func:`check_interpolated_positions` (ex-6-5): position interpolation's squeezed positions.
-
-Each prints one verdict line and returns a :class:`~transformerland.exercises.checking.CheckResult`.
+* :data:`ROPE_ROTATE` (ex-6-1): rotate one vector by RoPE's angles, adjacent pairs.
+* :data:`ALIBI_SLOPES` (ex-6-2): ALiBi's head slopes for a power-of-two head count.
+* :data:`INTERPOLATED_POSITIONS` (ex-6-5): position interpolation's squeezed positions.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
+from typing import Any
 
 import torch
 
 from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
-from .checking import Check, CheckResult, Mistake, hint_for, tensors_close
-from .spec import CheckedByCode
+from .checking import Check, Mistake, tensors_close
+from .spec import Case, Exercise, compare, numbers_answer
 
-__all__ = ["EXERCISES", "TOLERANCE", "check_alibi_slopes", "check_interpolated_positions", "check_rope_rotate"]
+__all__ = [
+    "ALIBI_SLOPES",
+    "EXERCISES",
+    "INTERPOLATED_POSITIONS",
+    "ROPE_ROTATE",
+    "TOLERANCE",
+    "check_alibi_slopes",
+    "check_interpolated_positions",
+    "check_rope_rotate",
+]
 
 #: How close a student's numbers must be to the reference.
 TOLERANCE = 1e-5
@@ -83,68 +89,72 @@ def _rope_mistakes(x: torch.Tensor, position: float, base: float) -> list[Mistak
     ]
 
 
-def check_rope_rotate(fn: Callable[..., torch.Tensor]) -> CheckResult:
-    """ex-6-1: ``fn(x, position, base=10000.0)`` rotates ``x`` ``(d,)`` as RoPE does at ``position``.
-
-    Compares with the library's :func:`~transformerland.encodings.apply_rotary` (position 0,
-    whole and fractional positions, several widths, another base), checks that ``x`` is left
-    unchanged and that scores depend only on the offset.
-    """
-    with Check("ex-6-1", "RoPE on one vector") as check:
-        generator = torch.Generator().manual_seed(61)
-        for d, position, base in (
-            (8, 3, 10000.0),
-            (2, 5, 10000.0),
-            (16, 0, 10000.0),
-            (64, 1000, 10000.0),
-            (8, 2.5, 100.0),
-        ):
-            x = torch.randn(d, generator=generator, dtype=torch.float64)
-            before = x.clone()
-            returned = check.call(fn, x, position, base=base)
-            check.that(
-                torch.equal(x, before),
-                "your function changed its input vector in place",
-                hint="build a new tensor for the result instead of writing into x (x[0::2] = … edits x itself).",
-            )
-            got = check.numbers(returned, "the rotated vector")
-            check.that(
-                got.shape == x.shape,
-                f"for a vector of width {d} it returned shape {tuple(got.shape)}",
-                hint=f"return a vector of the same width d = {d}: one rotated pair for every pair of x.",
-            )
-            expected = apply_rotary(x[None], torch.tensor([float(position)]), base)[0]
-            if not _close(got, expected):
-                problem = f"for d = {d}, position {position}, base {base:g} the rotated vector is not RoPE's"
-                if float(position) == 0:
-                    problem = f"at position 0 (angle 0) the vector should come back unchanged, for d = {d}"
-                check.fail(
-                    problem,
-                    hint=hint_for(
-                        got,
-                        _rope_mistakes(x, float(position), base),
-                        _close,
-                        "pair (x[2i], x[2i+1]) turns by the angle position · base^(−2i/d).",
-                    ),
-                )
-        q, k = torch.randn(2, 32, generator=generator, dtype=torch.float64)
-        rotated = [(check.call(fn, q, n + 4), check.call(fn, k, n)) for n in (0, 7, 300)]
-        scores = [
-            float(check.numbers(q_m, "the rotated query") @ check.numbers(k_n, "the rotated key"))
-            for q_m, k_n in rotated
-        ]
-        check.that(
-            max(scores) - min(scores) < 1e-6 * (1 + abs(scores[0])),
-            "scores of a query 4 positions after its key change with the absolute position",
-            hint="rotate the query and the key by the same rule; only then do the absolute positions cancel.",
-        )
-        norm = float(check.numbers(check.call(fn, q, 123), "the rotated vector").norm())
-        check.that(
-            math.isclose(norm, float(q.norm()), rel_tol=1e-6),
-            "the rotated vector is not as long as the original",
+def _rope_cases(seed: int) -> list[Case]:
+    """Vectors of several widths at whole, fractional and zero positions; a query 4 after its key; a long turn."""
+    generator = torch.Generator().manual_seed(61 + 1000 * seed)
+    calls = (
+        ((8, 3, 10000.0), (2, 5, 10000.0), (16, 0, 10000.0), (64, 1000, 10000.0), (8, 2.5, 100.0))
+        if seed == 0
+        else ((8, 7 + seed % 50, 10000.0), (4, 0, 10000.0), (32, 500 + seed % 3000, 10000.0), (16, 1.5, 50.0))
+    )
+    cases = []
+    for d, position, base in calls:
+        x = torch.randn(d, generator=generator, dtype=torch.float64)
+        problem = f"for d = {d}, position {position}, base {base:g} the rotated vector is not RoPE's"
+        if float(position) == 0:
+            problem = f"at position 0 (angle 0) the vector should come back unchanged, for d = {d}"
+        cases.append(Case((x, position), {"base": base}, problem=problem))
+    q, k = torch.randn(2, 32, generator=generator, dtype=torch.float64)
+    offset = dict(
+        problem="scores of a query 4 positions after its key change with the absolute position",
+        hint="rotate the query and the key by the same rule; only then do the absolute positions cancel.",
+        mistakes=False,
+    )
+    for n in (0, 7, 300):
+        cases += [Case((q, n + 4), **offset), Case((k, n), **offset)]
+    cases.append(
+        Case(
+            (q, 123),
+            problem="the rotated vector is not as long as the original",
             hint="a rotation keeps lengths: use cos and sin of the same angle within a pair.",
+            mistakes=False,
         )
-    return check.result
+    )
+    return cases
+
+
+def _rope_reference(x: torch.Tensor, position: float, base: float = 10000.0) -> torch.Tensor:
+    return apply_rotary(x[None], torch.tensor([float(position)]), base)[0]
+
+
+def _judge_rope(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    d = len(case.args[0])
+    got = check.numbers(got, "the rotated vector")
+    check.that(
+        got.shape == expected.shape,
+        f"for a vector of width {d} it returned shape {tuple(got.shape)}",
+        hint=f"return a vector of the same width d = {d}: one rotated pair for every pair of x.",
+    )
+    compare(check, spec, case, got, expected)
+
+
+ROPE_ROTATE = Exercise(
+    label="ex-6-1",
+    what="RoPE on one vector",
+    checker="check_rope_rotate",
+    function="rope_rotate",
+    signature="(x (d,), position, base=10000.0) -> (d,): pair (x[2i], x[2i+1]) turned by position · base^(−2i/d)",
+    cases=_rope_cases,
+    reference=_rope_reference,
+    tolerance=_close,
+    mistakes=lambda case: _rope_mistakes(case.args[0], float(case.args[1]), case.kwargs.get("base", 10000.0)),
+    hint="pair (x[2i], x[2i+1]) turns by the angle position · base^(−2i/d).",
+    judge=_judge_rope,
+    changed_problem="your function changed its input vector in place",
+    changed_hint="build a new tensor for the result instead of writing into x (x[0::2] = … edits x itself).",
+)
+
+check_rope_rotate = ROPE_ROTATE.checker_function()
 
 
 # ex-6-2 ------------------------------------------------------------------------------------------
@@ -181,106 +191,85 @@ def _slope_mistakes(n_heads: int) -> list[Mistake]:
     ]
 
 
-def check_alibi_slopes(fn: Callable[[int], torch.Tensor]) -> CheckResult:
-    """ex-6-2: ``fn(n_heads)`` returns ALiBi's slopes for a power-of-two head count.
+def _slope_cases(seed: int) -> list[Case]:
+    counts = (8, 4, 16, 2, 1) if seed == 0 else (4, (2, 16, 32)[seed % 3], 8, 1)
+    return [Case((n,), problem=f"the slopes for {n} heads are not ALiBi's") for n in counts]
 
-    Checks 8 heads first (1/2 … 1/256), then 2, 4, 16 and 1 head.
-    """
-    with Check("ex-6-2", "ALiBi slopes") as check:
-        for n_heads in (8, 4, 16, 2, 1):
-            got = check.numbers(check.call(fn, n_heads), "the slopes")
-            check.that(
-                got.dim() == 1 and got.numel() == n_heads,
-                f"for {n_heads} heads it returned shape {tuple(got.shape)}",
-                hint=f"return one slope per head: a flat list or 1-D tensor of {n_heads} numbers.",
-            )
-            expected = alibi_slopes(n_heads).double()
-            if not _close(got, expected):
-                check.fail(
-                    f"the slopes for {n_heads} heads are not ALiBi's",
-                    hint=hint_for(
-                        got, _slope_mistakes(n_heads), _close, "slope k (k = 1 … H) is 2^(−8k/H): a geometric sequence."
-                    ),
-                )
-    return check.result
+
+ALIBI_SLOPES = Exercise(
+    label="ex-6-2",
+    what="ALiBi slopes",
+    checker="check_alibi_slopes",
+    function="my_alibi_slopes",
+    signature="(n_heads: int, a power of two) -> Tensor (n_heads,): 2^(-8k/H) for k = 1 … H",
+    cases=_slope_cases,
+    reference=lambda n_heads: alibi_slopes(n_heads).double(),
+    tolerance=_close,
+    mistakes=lambda case: _slope_mistakes(case.args[0]),
+    hint="slope k (k = 1 … H) is 2^(−8k/H): a geometric sequence.",
+    judge=numbers_answer("the slopes", "return one slope per head: a flat list or 1-D tensor of {n} numbers."),
+)
 
 
 # ex-6-5 ------------------------------------------------------------------------------------------
 
 
-def check_interpolated_positions(fn: Callable[[int, int], torch.Tensor]) -> CheckResult:
-    """ex-6-5: ``fn(length, trained_length)`` returns position interpolation's positions ``(length,)``.
-
-    Checks inputs longer than, equal to and shorter than the trained length.
-    """
-    with Check("ex-6-5", "position interpolation") as check:
-        for length, trained in ((256, 64), (100, 30), (48, 48), (10, 64)):
-            got = check.numbers(check.call(fn, length, trained), "the positions")
-            check.that(
-                got.dim() == 1 and got.numel() == length,
-                f"for length {length} it returned shape {tuple(got.shape)}",
-                hint=f"return one position per token: {length} numbers.",
-            )
-            expected = interpolated_positions(length, trained)
-            if _close(got, expected):
-                continue
-            steps = torch.arange(length, dtype=torch.float64)
-            mistakes = [
-                Mistake(
-                    steps * length / trained,
-                    "the positions were stretched instead of squeezed: multiply by L / L′ (trained over new), "
-                    "which is below 1 when the input is longer.",
-                ),
-                Mistake(
-                    torch.floor(steps * trained / length),
-                    "the positions were rounded to whole numbers. Interpolation keeps the fractions: RoPE's angles "
-                    "work at any real position.",
-                ),
-                Mistake(
-                    steps * trained / length,
-                    "short inputs were stretched too. Only squeeze when the input is longer than the trained "
-                    "length; otherwise keep 0, 1, 2, …",
-                ),
-                Mistake(
-                    steps * (trained - 1) / max(length - 1, 1),
-                    "you mapped the last token exactly onto position L − 1. Chen et al. scale every position by "
-                    "L / L′, so the last one lands at L − L/L′.",
-                ),
-            ]
-            check.fail(
-                f"the positions for {length} tokens with a trained length of {trained} are not the interpolated ones",
-                hint=hint_for(
-                    got, mistakes, _close, "position p becomes p · L / L′ when L′ > L, and stays p otherwise."
-                ),
-            )
-    return check.result
+def _position_cases(seed: int) -> list[Case]:
+    calls = ((256, 64), (100, 30), (48, 48), (10, 64)) if seed == 0 else ((200 + seed % 50, 50), (33, 33), (12, 40))
+    return [
+        Case(
+            call,
+            problem=f"the positions for {call[0]} tokens with a trained length of {call[1]} are not the "
+            "interpolated ones",
+        )
+        for call in calls
+    ]
 
 
-#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
-#: :class:`~transformerland.exercises.spec.CheckedByCode`).
-EXERCISES = [
-    CheckedByCode(
-        "ex-6-1",
-        "RoPE on one vector",
-        "check_rope_rotate",
-        "rope_rotate",
-        "``fn(x, position, base=10000.0)`` rotates ``x`` ``(d,)`` as RoPE does at ``position``.",
-        check_rope_rotate,
-    ),
-    CheckedByCode(
-        "ex-6-2",
-        "ALiBi slopes",
-        "check_alibi_slopes",
-        "my_alibi_slopes",
-        "``fn(n_heads)`` returns ALiBi's slopes for a power-of-two head count.",
-        check_alibi_slopes,
-    ),
-    CheckedByCode(
-        "ex-6-5",
-        "position interpolation",
-        "check_interpolated_positions",
-        "my_interpolated_positions",
-        "``fn(length, trained_length)`` returns position interpolation's positions ``(length,)``.",
-        check_interpolated_positions,
-    ),
-]
+def _position_mistakes(case: Case) -> list[Mistake]:
+    length, trained = case.args
+    steps = torch.arange(length, dtype=torch.float64)
+    return [
+        Mistake(
+            steps * length / trained,
+            "the positions were stretched instead of squeezed: multiply by L / L′ (trained over new), "
+            "which is below 1 when the input is longer.",
+        ),
+        Mistake(
+            torch.floor(steps * trained / length),
+            "the positions were rounded to whole numbers. Interpolation keeps the fractions: RoPE's angles "
+            "work at any real position.",
+        ),
+        Mistake(
+            steps * trained / length,
+            "short inputs were stretched too. Only squeeze when the input is longer than the trained "
+            "length; otherwise keep 0, 1, 2, …",
+        ),
+        Mistake(
+            steps * (trained - 1) / max(length - 1, 1),
+            "you mapped the last token exactly onto position L − 1. Chen et al. scale every position by "
+            "L / L′, so the last one lands at L − L/L′.",
+        ),
+    ]
+
+
+INTERPOLATED_POSITIONS = Exercise(
+    label="ex-6-5",
+    what="position interpolation",
+    checker="check_interpolated_positions",
+    function="my_interpolated_positions",
+    signature="(length: int, trained_length: int) -> Tensor (length,): p · min(1, L / L′)",
+    cases=_position_cases,
+    reference=lambda length, trained: interpolated_positions(length, trained).double(),
+    tolerance=_close,
+    mistakes=_position_mistakes,
+    hint="position p becomes p · L / L′ when L′ > L, and stays p otherwise.",
+    judge=numbers_answer("the positions", "return one position per token: {n} numbers."),
+)
+
+check_alibi_slopes = ALIBI_SLOPES.checker_function()
+check_interpolated_positions = INTERPOLATED_POSITIONS.checker_function()
+
+
+#: Every exercise of the chapter with a checker, in order.
+EXERCISES = [ROPE_ROTATE, ALIBI_SLOPES, INTERPOLATED_POSITIONS]

@@ -26,7 +26,9 @@ import sys
 from typing import Any
 
 from .codec import decode, encode, from_bytes, to_bytes
-from .spec import Answer, Case, raise_again
+from .spec import Answer, Case, raise_again, write_back
+
+__all__ = ["CellTimeout", "main", "record", "run_cells"]
 
 
 class CellTimeout(Exception):
@@ -45,7 +47,8 @@ def record(checker: Any, student: Any, forbids: list[str]) -> list[tuple[Case, A
     def recorded(*args: Any, **kwargs: Any) -> Any:
         case = Case(args, kwargs)
         answer = Answer.of(student, case, forbids)
-        calls.append((case, answer))
+        calls.append((Case(*case.fresh()), answer))  # the arguments as given, before any write-back
+        write_back(answer, args)
         return raise_again(answer)
 
     try:
@@ -120,6 +123,7 @@ def main() -> None:
                     "args": encode(case.args, tensors) if exercise.get("legacy") else None,
                     "kwargs": encode(dict(case.kwargs), tensors) if exercise.get("legacy") else None,
                     "value": encode(answer.value, tensors),
+                    "after": encode(answer.after, tensors) if answer.after else None,
                     **answer.to_data(),
                 }
                 for case, answer in calls

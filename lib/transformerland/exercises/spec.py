@@ -47,14 +47,25 @@ from .checking import Check, CheckFailed, CheckResult, Mistake, hint_for
 
 __all__ = [
     "PUBLIC_SEED",
+    "VISIBILITIES",
     "Answer",
     "Case",
+    "CheckedByCode",
     "Exercise",
     "ForbiddenCall",
     "compare",
+    "default_judge",
     "forbidding",
+    "number_answer",
+    "numbers_answer",
+    "raise_again",
     "same_answer",
+    "same_call",
+    "write_back",
 ]
+
+#: When Gradescope shows a test's result to the student.
+VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")
 
 #: The seed of the cases the notebook's checker runs; the grader draws its own for the hidden ones.
 PUBLIC_SEED = 0
@@ -103,19 +114,24 @@ class Answer:
     line: str = ""
     lineno: int = 0
     forbidden: str = ""
+    after: tuple[Any, ...] | None = None
 
     @classmethod
     def of(cls, fn: Callable[..., Any], case: Case, forbids: Sequence[str] = ()) -> Answer:
-        """Call ``fn`` on ``case`` (fresh copies of its arguments), with ``forbids`` raising; keep what happened."""
+        """Call ``fn`` on ``case`` (fresh copies of its arguments), with ``forbids`` raising; keep what happened.
+
+        ``after`` keeps the positional arguments as the call left them, when it changed any of them.
+        """
         args, kwargs = case.fresh()
         try:
             with forbidding(forbids):
-                return cls(value=fn(*args, **kwargs))
+                value = fn(*args, **kwargs)
         except ForbiddenCall as error:
             return cls(raised="ForbiddenCall", message=str(error), forbidden=error.name)
         except Exception as error:  # the student's bug, kept as data
             where = traceback.extract_tb(error.__traceback__)[-1]
             return cls(raised=type(error).__name__, message=str(error), line=where.line or "", lineno=where.lineno or 0)
+        return cls(value=value, after=None if _same(args, tuple(case.args)) else args)
 
     def to_data(self) -> dict[str, Any]:
         """The answer's fields other than ``value``, as JSON-ready data."""
@@ -188,24 +204,60 @@ Judge = Callable[[Check, "Exercise", Case, Any, Any], None]
 
 
 def compare(
-    check: Check, spec: Exercise, case: Case, got: Any, expected: Any, close: Callable[[Any, Any], bool] | None = None
+    check: Check,
+    spec: Exercise,
+    case: Case,
+    got: Any,
+    expected: Any,
+    close: Callable[[Any, Any], bool] | None = None,
+    mistakes: list[Mistake] | None = None,
 ) -> None:
     """Record one check: ``got`` is close to ``expected`` (by ``close``, default the spec's tolerance).
 
-    A wrong answer stops with the case's problem and the hint of the spec's mistake it matches, or else the
-    case's hint, or else the spec's.
+    A wrong answer stops with the case's problem and the hint of the mistake it matches (``mistakes``, by
+    default the spec's for this case), or else the case's hint, or else the spec's.
     """
     close = close or spec.tolerance
     if _safely(close)(got, expected):
         check.that(True, "", "")
         return
-    mistakes = spec.mistakes(case) if case.mistakes else []
+    if mistakes is None:
+        mistakes = spec.mistakes(case) if case.mistakes else []
     check.fail(case.problem, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
 
 
 def default_judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
     """The answer must be ``tolerance``-close to the reference; a wrong one gets the hint of the mistake it matches."""
     compare(check, spec, case, got, expected)
+
+
+def number_answer(what: str) -> Judge:
+    """A judge for an answer that is one number (an int, a float, a one-element tensor): ``what`` names it."""
+
+    def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+        compare(check, spec, case, check.number(got, what), expected)
+
+    return judge
+
+
+def numbers_answer(what: str, shape_hint: str = "return {what} of shape {shape}.") -> Judge:
+    """A judge for an answer that is a tensor (or list) of numbers of the reference's shape.
+
+    ``what`` names the answer; ``shape_hint`` is the hint for a wrong shape, with ``{what}``, ``{shape}`` and
+    ``{n}`` (the reference's length) filled in.
+    """
+
+    def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+        got = check.numbers(got, what)
+        shape = tuple(expected.shape)
+        check.that(
+            tuple(got.shape) == shape,
+            f"for {case.shown()} it returned shape {tuple(got.shape)}",
+            shape_hint.format(what=what, shape=shape, n=shape[0] if shape else 1),
+        )
+        compare(check, spec, case, got, expected.to(got.dtype))
+
+    return judge
 
 
 def _safely(close: Callable[[Any, Any], bool]) -> Callable[[Any, Any], bool]:
@@ -243,6 +295,10 @@ class Exercise:
         points: the exercise's weight in the grade.
         forbids: library functions (``"transformerland.attention.single_head_attention"``) that raise while the
             student's code runs.
+        visibility: when Gradescope shows the student this exercise's result: ``"visible"``,
+            ``"after_due_date"``, ``"after_published"`` or ``"hidden"``.
+        changes_arguments: whether the function may write into its arguments; if not (the default), an
+            answer that changed them is NOT YET with ``changed_problem`` and ``changed_hint``.
     """
 
     label: str
@@ -259,6 +315,10 @@ class Exercise:
     probe: Callable[[Any, Case], Any] | None = None
     points: float = 1.0
     forbids: tuple[str, ...] = ()
+    visibility: str = "visible"
+    changes_arguments: bool = False
+    changed_problem: str = "the function changed the arguments it was given"
+    changed_hint: str = "compute the result in a new tensor; do not write into the arguments."
 
     def __post_init__(self) -> None:
         Check(self.label, self.what, quiet=True)  # raises on a malformed label
@@ -268,6 +328,8 @@ class Exercise:
             raise ValueError(f"{self.label}: function must be a Python name, got {self.function!r}.")
         if self.points <= 0:
             raise ValueError(f"{self.label}: points must be positive, got {self.points}.")
+        if self.visibility not in VISIBILITIES:
+            raise ValueError(f"{self.label}: visibility is one of {VISIBILITIES}, got {self.visibility!r}.")
 
     # --- running the student's code (in the notebook, or inside the sandbox) ---------------------------
 
@@ -299,6 +361,8 @@ class Exercise:
                         "run every cell of the notebook, top to bottom, and keep the function's name.",
                     )
                 got = self._value(answers[number], case)
+                if answers[number].after is not None and not self.changes_arguments:
+                    check.fail(self.changed_problem, self.changed_hint)
                 self.judge(check, self, case, got, self.reference(*case.fresh()[0], **case.fresh()[1]))
         return check.result
 
@@ -344,6 +408,15 @@ class Exercise:
         checker.__name__ = checker.__qualname__ = self.checker
         checker.__doc__ = f"{self.label}: ``{self.function}{self.signature}``. Prints the verdict and returns it."
         return checker
+
+
+def write_back(answer: Answer, args: tuple[Any, ...]) -> None:
+    """Change ``args`` as the recorded call changed its own (tensors copied into, lists refilled)."""
+    for given, left in zip(args, answer.after or (), strict=False):
+        if hasattr(given, "copy_") and hasattr(left, "shape") and given.shape == left.shape:
+            given.copy_(left)
+        elif isinstance(given, list) and isinstance(left, list):
+            given[:] = left
 
 
 def raise_again(answer: Answer) -> Any:
@@ -393,6 +466,7 @@ class CheckedByCode:
     code: Callable[[Any], CheckResult]
     points: float = 1.0
     forbids: tuple[str, ...] = ()
+    visibility: str = "visible"
 
     def replay(self, calls: Sequence[tuple[Case, Answer]]) -> CheckResult:
         """The checker's verdict on the recorded ``calls``, decided here."""
@@ -406,6 +480,7 @@ class CheckedByCode:
             if position >= len(calls) or not same_call(calls[position][0], args, kwargs):
                 raise LookupError("no answer came back from the sandbox for this call")
             position += 1
+            write_back(calls[position - 1][1], args)
             return raise_again(calls[position - 1][1])
 
         with contextlib.redirect_stdout(io.StringIO()):
