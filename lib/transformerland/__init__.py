@@ -20,6 +20,15 @@ Modules, one idea each:
 - :mod:`~transformerland.exercises`: the checkers of the exercises, built on
   :mod:`~transformerland.exercises.checking`;
 - :mod:`~transformerland.extras`: what a chapter's set-up cell brings beyond the library, at the library's floors.
+
+Bad input, everywhere the same way: every public function checks its arguments first, with one
+layer of checks (``transformerland._validation``), and raises a ``TypeError`` (wrong kind) or
+``ValueError`` (wrong value) that names the argument, the value received and the fix. Booleans
+must be real ``bool`` values; numbers finite and in range; sizes whole numbers under named caps
+(``MAX_SIZE``, ``MAX_HEADS``, ``MAX_ELEMENTS``), checked before anything is allocated; tensors the
+maths treats as real numbers must be floating: **integer tensors are refused, never promoted**
+(convert with ``.float()``); tensors that meet share a device and a dtype; a requested device must
+exist. ``tests/test_contract.py`` holds every public callable to this.
 """
 
 __version__ = "0.1.0"

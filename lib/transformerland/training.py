@@ -20,6 +20,7 @@ from ._validation import (
     require_callable,
     require_device,
     require_elements,
+    require_float_tensor,
     require_int,
     require_positive_float,
     require_positive_int,
@@ -96,8 +97,6 @@ def masked_loss(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
 
 def _require_logits(logits: torch.Tensor, batch: Batch) -> None:
     """``logits`` ``(B, T, V)`` floating, one row per position of ``batch``."""
-    from ._validation import require_float_tensor
-
     require_float_tensor(logits, "logits", ndim=3)
     if not isinstance(batch, Batch):
         raise TypeError(f"batch must be a transformerland.tasks.Batch, got {type(batch).__name__}.")

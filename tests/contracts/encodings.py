@@ -42,6 +42,23 @@ def rotated(x: torch.Tensor, positions: torch.Tensor, base: float, halves: bool,
     return torch.stack([turned.real, turned.imag], -1).flatten(-2)
 
 
+def rotary_contract(name: str, halves: bool):
+    """RoPE in either layout: the result is the complex-number rotation of each pair, times the factor."""
+    return contract(
+        f"{R}.{name}",
+        x=Tensor(lambda: torch.randn(2, 5, 8), wrong_shapes=((8,), (2, 5, 7))),
+        positions=Tensor(lambda: torch.arange(5), kind="any", wrong_shapes=((4,), (1, 5)), optional=True),
+        base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
+        attention_factor=Number(1.0, low=0, low_open=True, span=(0, 10)),
+        reference=lambda out, a: close(
+            out,
+            rotated(a["x"], torch.arange(5) if a["positions"] is None else a["positions"], a["base"], halves)
+            * a["attention_factor"],
+            1e-4,
+        ),
+    )
+
+
 def rope_model() -> TinyTransformer:
     return TinyTransformer(TransformerConfig(8, d_model=8, n_heads=2, n_layers=1, d_ff=8, position="rope"))
 
@@ -144,32 +161,7 @@ CONTRACTS = [
         reference=lambda out, a: out is None and a["length"] <= a["max_len"],
     ),
     # --- rotary -----------------------------------------------------------------------------------
-    contract(
-        f"{R}.apply_rotary",
-        x=Tensor(lambda: torch.randn(2, 5, 8), wrong_shapes=((8,), (2, 5, 7))),
-        positions=Tensor(lambda: torch.arange(5), kind="any", wrong_shapes=((4,), (1, 5)), optional=True),
-        base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
-        attention_factor=Number(1.0, low=0, low_open=True, span=(0, 10)),
-        reference=lambda out, a: close(
-            out,
-            rotated(a["x"], torch.arange(5) if a["positions"] is None else a["positions"], a["base"], False)
-            * a["attention_factor"],
-            1e-4,
-        ),
-    ),
-    contract(
-        f"{R}.apply_rotary_half",
-        x=Tensor(lambda: torch.randn(2, 5, 8), wrong_shapes=((8,), (2, 5, 7))),
-        positions=Tensor(lambda: torch.arange(5), kind="any", wrong_shapes=((4,), (1, 5)), optional=True),
-        base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
-        attention_factor=Number(1.0, low=0, low_open=True, span=(0, 10)),
-        reference=lambda out, a: close(
-            out,
-            rotated(a["x"], torch.arange(5) if a["positions"] is None else a["positions"], a["base"], True)
-            * a["attention_factor"],
-            1e-4,
-        ),
-    ),
+    *(rotary_contract(name, halves) for name, halves in (("apply_rotary", False), ("apply_rotary_half", True))),
     contract(
         f"{R}.rotate_half",
         x=Tensor(lambda: torch.randn(3, 8), wrong_shapes=((3, 7), ())),

@@ -83,4 +83,9 @@ class LearnedPositionalEmbedding(nn.Module):
         if x.shape[-1] != self.table.embedding_dim:
             raise ValueError(f"x has width {x.shape[-1]} but this table has d_model={self.table.embedding_dim}.")
         check_fits(x.shape[1], self.max_len)
+        if x.device != self.weight.device:
+            raise ValueError(
+                f"x is on {x.device} but the table is on {self.weight.device}: "
+                f"move x with .to({str(self.weight.device)!r})."
+            )
         return x + self.table.weight[: x.shape[1]]

@@ -86,18 +86,39 @@ class GGUFTensorInfo:
     nbytes: int
 
 
+@functools.cache
+def _reader_class() -> type:
+    """``gguf.GGUFReader``, reading through a plain array view of the mapped file.
+
+    The reader parses every metadata value (the tokenizer's 49,152 tokens and 48,900 merges included)
+    by slicing the file's bytes; slices of ``numpy.memmap`` pay numpy's subclass bookkeeping each
+    time, about 4 s in all on a 2-core CPU. The reader stores the mapping as ``self.data``: here that
+    attribute keeps a plain ``ndarray`` view of the same mapped bytes (it holds the mapping open), so
+    the same parsing and the same tensors take under a second.
+    """
+    import numpy as np
+
+    gguf = _import_gguf()
+
+    class PlainArrayReader(gguf.GGUFReader):
+        @property
+        def data(self) -> Any:
+            return self._plain
+
+        @data.setter
+        def data(self, mapped: Any) -> None:
+            self._plain = np.asarray(mapped)
+
+    return PlainArrayReader
+
+
 @functools.lru_cache(maxsize=4)
 def _reader(path: Path, size: int, mtime_ns: int) -> Any:
-    """One ``gguf.GGUFReader`` per file (its size and time in the key: a changed file is read again).
-
-    Opening the file reads all its metadata, the tokenizer's 49,152 strings included (about 2 s on a
-    2-core CPU), so a chapter that opens the file twice pays once.
-    """
-    gguf = _import_gguf()
+    """One reader per file (its size and time in the key: a changed file is read again), kept for reuse."""
     with open(path, "rb") as handle:
         if handle.read(4) != b"GGUF":
             raise ValueError(f"{path} is not a GGUF file (it does not start with the bytes 'GGUF').")
-    return gguf.GGUFReader(path)
+    return _reader_class()(path)
 
 
 def _value(field: Any, gguf: Any) -> Any:
@@ -111,6 +132,8 @@ def _value(field: Any, gguf: Any) -> Any:
 
 class GGUFFile:
     """A GGUF file's metadata and tensor table, read once with :class:`gguf.GGUFReader`; tensors on demand.
+
+    The reader is kept per file, so opening the same file again costs nothing.
 
     Attributes:
         path: the file.
@@ -157,8 +180,7 @@ class GGUFFile:
             close = difflib.get_close_matches(str(name), self.tensors, n=3)
             raise KeyError(f"{self.path.name} holds no tensor {name!r}; the closest names: {close}")
         tensor = self._by_name[name]
-        # a plain array view of the mapped bytes: numpy's memmap subclass makes de-quantising 3 times slower
-        values = gguf.dequantize(np.asarray(tensor.data), tensor.tensor_type)
+        values = gguf.dequantize(tensor.data, tensor.tensor_type)
         values = np.require(values, dtype=np.float32, requirements=["C", "W"])  # a copy when it is the file itself
         return torch.from_numpy(values).reshape(self.tensors[name].shape)
 

@@ -46,7 +46,7 @@ def load_smollm2(
     ``from_pretrained(folder, gguf_file=...)`` (the same configuration, weights bit for bit,
     tokenizer) without transformers' slow GGUF reader: the configuration and the weights come
     from one :class:`~transformerland.llm.GGUFFile`, the tokenizer from transformers' own reader
-    of the tokenizer's metadata. About 5 s on a 2-core CPU (plus about 6 s to import torch and
+    of the tokenizer's metadata. About 3 s on a 2-core CPU (plus about 6 s to import torch and
     transformers) instead of about 35 s.
 
     The tokenizer's special tokens are the ones the file names (``tokenizer.ggml.bos_token_id``,
