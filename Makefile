@@ -111,7 +111,7 @@ grade: $(INSTALLED)
 ## gradescope: one Gradescope autograder zip per chapter, gradescope/chNN_autograder.zip (built on the
 ## same sandboxed grading as `make grade`; see book/instructors.md).
 .PHONY: gradescope
-gradescope:
+gradescope: $(INSTALLED)
 	$(PYTHON) -m tools.gradescope build --out gradescope
 
 ## test: everything, in stages: lint; the fast tier; every chapter run once in a fresh Colab-like

@@ -47,9 +47,12 @@ def floors(*extras: str) -> dict[str, str]:
     """The lowest version of each dependency of the library and of ``extras``: ``{"transformers": "5.15.0"}``.
 
     Read from the installed library's metadata, which ``pyproject.toml`` writes. Raises ValueError for an
-    extra the library does not declare.
+    extra the library does not declare, TypeError for one that is not a string.
     """
     declared = set(metadata.metadata(_DISTRIBUTION).get_all("Provides-Extra") or [])
+    for extra in extras:
+        if not isinstance(extra, str):
+            raise TypeError(f"extras: {extra!r} is a {type(extra).__name__}; name an extra as a string, e.g. 'llm'")
     unknown = [extra for extra in extras if extra not in declared]
     if unknown:
         raise ValueError(f"extras={unknown!r}: transformerland declares only {sorted(declared)}; name one of those")
