@@ -175,12 +175,13 @@ def rope_recipe(
     tokens generated after the prompt use the same frequencies. The rotary module's ``inv_freq``
     (``(head_dim/2,)``) and ``attention_scaling`` are restored on leaving.
     """
+    rotaries = _rotary_embeddings(model)
     config = model.config
     head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
     base = float(config.rope_parameters["rope_theta"])
     inv_freq, factor = rope_frequencies(head_dim, base, scaling, seq_len=seq_len)  # (d/2,) float64
     saved = []
-    for rotary in _rotary_embeddings(model):
+    for rotary in rotaries:
         saved.append((rotary, rotary.inv_freq.clone(), rotary.attention_scaling))
         rotary.inv_freq.copy_(inv_freq.to(rotary.inv_freq))
         rotary.attention_scaling = factor
