@@ -8,7 +8,8 @@ at every length; dynamic NTK is the canonical form (configured factor 1, effecti
 ``max(1, ℓ/L)`` at the prompt's length ``ℓ``). Uses the GPU when there is one, the CPU otherwise;
 on a 2-core CPU an 8,000-token prompt takes about 20 s, so the full grid is GPU work.
 
-Writes a JSON file with every trial and its provenance (device, date, command, library,
+Writes a JSON file (by default the library's ``data/passkey_grid.json``, which chapter 8 reads with
+:func:`transformerland.passkey.load_passkey_grid`) with every trial and its provenance (device, date, command, library,
 transformers and torch versions, seconds per trial and in all). With ``--merge`` the trials
 already in ``--out`` are kept and only the missing ones are run, so a grid can be computed in
 several sittings (``--time-budget`` stops one cleanly).
@@ -39,7 +40,7 @@ from transformerland.passkey import WORDING, WORDINGS, needle_depths, passkey_ke
 CONTEXT = 8192
 FACTOR = 4.0
 LENGTHS = (4096, 7680, 9600, 11520, 15360, 23040)
-RESULTS = Path(__file__).with_name("results") / "passkey_grid.json"
+RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "passkey_grid.json"
 
 
 def grid_recipes() -> dict[str, dict[str, object] | None]:

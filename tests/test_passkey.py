@@ -3,8 +3,6 @@ greedy trials; and (slow) one point of the committed grid re-run on this machine
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -13,14 +11,14 @@ from transformerland.encodings import rope_frequencies, scaling_recipes
 from transformerland.passkey import (
     WORDING,
     WORDINGS,
+    load_passkey_grid,
     needle_depths,
     passkey_keys,
     passkey_prompt,
+    passkey_scores,
     passkey_trial,
     rope_recipe,
 )
-
-GRID = Path(__file__).parents[1] / "benchmarks" / "results" / "passkey_grid.json"
 
 
 class ByteTokenizer:
@@ -114,13 +112,15 @@ def test_trial_reports_what_it_wrote(tiny_llama):
 
 
 def test_the_committed_grid_records_its_provenance():
-    grid = json.loads(GRID.read_text())
+    grid = load_passkey_grid()
     run = grid["runs"][-1]
     for field in ("date", "command", "device", "torch", "transformers", "transformerland", "trial_seconds"):
         assert run[field], field
     assert grid["wording"] in WORDINGS and grid["prompt"] == vars(WORDINGS[grid["wording"]])
     cells = {(t["n_tokens"], t["recipe"]) for t in grid["trials"]}
     assert len(grid["trials"]) == len(cells) * 10
+    scores = passkey_scores(grid["trials"])
+    assert set(scores) == set(grid["recipes"]) and all(0 <= v <= 1 for row in scores.values() for v in row.values())
 
 
 @pytest.mark.slow
@@ -128,7 +128,7 @@ def test_one_grid_point_rerun_on_this_machine_agrees_with_the_file():
     """The shortest length, plain RoPE, the first two needles: the same answers as the committed grid."""
     from transformerland.llm import load_smollm2
 
-    grid = json.loads(GRID.read_text())
+    grid = load_passkey_grid()
     shortest = min(t["n_tokens"] for t in grid["trials"])
     recorded = [t for t in grid["trials"] if t["n_tokens"] == shortest and t["recipe"] == "plain RoPE"][:2]
     model, tokenizer = load_smollm2()

@@ -19,6 +19,8 @@ transformers RoPE model (its ``rotary_emb``'s frequencies and attention factor),
 from __future__ import annotations
 
 import contextlib
+import importlib.resources
+import json
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -37,9 +39,11 @@ __all__ = [
     "PasskeyResult",
     "Wording",
     "greedy_digits",
+    "load_passkey_grid",
     "needle_depths",
     "passkey_keys",
     "passkey_prompt",
+    "passkey_scores",
     "passkey_trial",
     "rope_recipe",
 ]
@@ -235,3 +239,22 @@ def needle_depths(count: int) -> list[float]:
     """``count`` depths spread evenly from near the start to near the end: ``(k + 0.5) / count``."""
     count = require_positive_int(count, "count")
     return [round((k + 0.5) / count, 4) for k in range(count)]
+
+
+def load_passkey_grid() -> dict[str, Any]:
+    """The passkey grid measured by ``benchmarks/passkey_grid.py`` and shipped with the library.
+
+    A dict with ``"trials"`` (one dict per trial, the fields of :class:`PasskeyResult`), ``"runs"``
+    (provenance of each sitting: date, command, device, versions, seconds), ``"recipes"``,
+    ``"wording"`` and ``"prompt"``.
+    """
+    text = importlib.resources.files("transformerland").joinpath("data/passkey_grid.json").read_text()
+    return json.loads(text)
+
+
+def passkey_scores(trials: list[dict[str, Any]]) -> dict[str, dict[int, float]]:
+    """Share of needles found, ``recipe → {length: share}``, from a grid's trials."""
+    found: dict[str, dict[int, list[bool]]] = {}
+    for trial in trials:
+        found.setdefault(trial["recipe"], {}).setdefault(trial["n_tokens"], []).append(bool(trial["found"]))
+    return {recipe: {n: sum(v) / len(v) for n, v in sorted(rows.items())} for recipe, rows in found.items()}
