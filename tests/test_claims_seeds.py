@@ -13,6 +13,7 @@ from functools import cache
 import pytest
 import torch
 from transformerland.model import POSITION_SCHEMES, TinyTransformer, TransformerConfig
+from transformerland.recall import LookupTask
 from transformerland.remedies import extend_table, fine_tune, interpolate_table, with_position_table
 from transformerland.tasks import MarkovTask, SortTask
 from transformerland.training import evaluate, train
@@ -125,3 +126,26 @@ def test_ch5_interpolated_start_fine_tunes_better_than_extended(seed: int) -> No
         extended_long,
         stretched_long,
     )
+
+
+# Chapter 5's second task: a table written first, then questions whose answers are in it (answers scored).
+LOOKUP = LookupTask(n_keys=64, n_values=4)
+
+
+@cache
+def lookup_accuracy(scheme: str, seed: int, steps: int = 240) -> tuple[float, ...]:
+    """Chapter 5's decoder and recipe on the lookup task: share of answers right at 32, 64 and 128 tokens."""
+    model = TinyTransformer(TransformerConfig(LOOKUP.vocab_size, position=scheme, **MARKOV_SIZE), seed=seed)
+    train(model, LOOKUP, steps=steps, length=TRAIN_LENGTH, batch_size=32, lr=3e-3, warmup=steps // 5, seed=seed,
+          progress=False)  # fmt: skip
+    return tuple(evaluate(model, LOOKUP, length=n, batch_size=64, n_batches=2).token_accuracy for n in EVAL_LENGTHS)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_lookup_ranks_the_schemes_on_reaching_far_back(seed: int) -> None:
+    """No positions perfect everywhere; rotary falls at 128 below ALiBi and learned; sinusoidal never learns it."""
+    R = {scheme: lookup_accuracy(scheme, seed) for scheme in POSITION_SCHEMES}
+    assert min(R["none"]) > 0.99, R
+    assert all(R[s][0] > 0.99 for s in ("none", "learned", "rope", "alibi")) and max(R["sinusoidal"]) < 0.45, R
+    assert R["rope"][2] < R["rope"][0] - 0.15 and R["rope"][2] < min(R["alibi"][2], R["learned"][2]) - 0.1, R
+    assert R["alibi"][2] > 0.93 and R["learned"][2] > 0.9, R

@@ -6,7 +6,7 @@ import math
 
 import pytest
 import torch
-from transformerland.recall import RecallTask
+from transformerland.recall import LookupTask, RecallTask
 from transformerland.tasks import Task
 
 
@@ -39,3 +39,24 @@ def test_is_a_task_with_a_chance_loss_and_repeats_with_its_seed():
 def test_bad_input_is_refused_with_the_fix(args, length, match):
     with pytest.raises(ValueError, match=match):
         RecallTask(*args).sample(2, length, torch.Generator())
+
+
+@pytest.mark.parametrize("length", [3, 8, 33, 129])
+def test_lookup_answers_are_the_values_written_in_the_table(length):
+    task = LookupTask(n_keys=64, n_values=4)
+    batch = task.sample(6, length, torch.Generator().manual_seed(1))
+    entries = length // 2
+    assert batch.inputs.shape == batch.mask.shape == (6, length) and task.vocab_size == 64 * 4 + 64 + 4
+    for inputs, targets, mask in zip(batch.inputs, batch.targets, batch.mask, strict=True):
+        table = {int(e) // 4: int(e) % 4 for e in inputs[:entries]}
+        assert len(table) == entries and int(inputs[:entries].max()) < 256  # distinct keys, entry symbols
+        assert int(mask.sum()) == (length - entries + 1) // 2 and not mask[:entries].any()
+        for question, answer in zip(inputs[mask].tolist(), targets[mask].tolist(), strict=True):
+            assert table[question - 256] == answer - 256 - 64
+
+
+@pytest.mark.parametrize(("args", "length", "match"), [((4, 4), 2, "at least 3"), ((4, 4), 10, "only n_keys = 4"),
+                                                       ((4, 1), 6, "n_values")])  # fmt: skip
+def test_lookup_refuses_bad_input(args, length, match):
+    with pytest.raises(ValueError, match=match):
+        LookupTask(*args).sample(2, length, torch.Generator())
