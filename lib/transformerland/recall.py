@@ -27,7 +27,26 @@ from .tasks import Batch
 __all__ = ["LookupTask", "RecallTask"]
 
 
-class RecallTask:
+def _checked_sizes(n_keys: int, n_values: int) -> tuple[int, int]:
+    """``(n_keys, n_values)``, validated: positive, and at least two values to tell apart."""
+    n_keys, n_values = require_positive_int(n_keys, "n_keys"), require_positive_int(n_values, "n_values")
+    if n_values < 2:
+        raise ValueError(f"n_values must be at least 2 for a value to be worth recalling, got {n_values}.")
+    return n_keys, n_values
+
+
+class _KeyValueTask:
+    """What the two recall tasks share: ``n_values`` values to guess among."""
+
+    n_values: int
+
+    @property
+    def chance_loss(self) -> float:
+        """The loss of guessing the value uniformly: ``ln(n_values)`` nats."""
+        return math.log(self.n_values)
+
+
+class RecallTask(_KeyValueTask):
     """Multi-query associative recall for a causal language model (a :class:`~transformerland.tasks.Task`).
 
     Args:
@@ -37,16 +56,8 @@ class RecallTask:
     """
 
     def __init__(self, n_keys: int = 32, n_values: int = 16) -> None:
-        self.n_keys = require_positive_int(n_keys, "n_keys")
-        self.n_values = require_positive_int(n_values, "n_values")
-        if n_values < 2:
-            raise ValueError(f"n_values must be at least 2 for a value to be worth recalling, got {n_values}.")
+        self.n_keys, self.n_values = _checked_sizes(n_keys, n_values)
         self.vocab_size = self.n_keys + self.n_values
-
-    @property
-    def chance_loss(self) -> float:
-        """The loss of guessing the value uniformly: ``ln(n_values)`` nats."""
-        return math.log(self.n_values)
 
     def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
         """A :class:`~transformerland.tasks.Batch` of ``(batch_size, length)``; ``mask`` marks the recalled values."""
@@ -74,7 +85,7 @@ class RecallTask:
         return Batch(tokens[:, :-1], tokens[:, 1:], mask.expand(batch_size, length).clone())
 
 
-class LookupTask:
+class LookupTask(_KeyValueTask):
     """Look a key up in a table written earlier: associative recall with each stored pair in one token.
 
     The first half of a sequence is a table of ``P = length // 2`` entries, each one token that
@@ -90,16 +101,8 @@ class LookupTask:
     """
 
     def __init__(self, n_keys: int = 64, n_values: int = 4) -> None:
-        self.n_keys = require_positive_int(n_keys, "n_keys")
-        self.n_values = require_positive_int(n_values, "n_values")
-        if n_values < 2:
-            raise ValueError(f"n_values must be at least 2 for a value to be worth recalling, got {n_values}.")
+        self.n_keys, self.n_values = _checked_sizes(n_keys, n_values)
         self.vocab_size = self.n_keys * self.n_values + self.n_keys + self.n_values
-
-    @property
-    def chance_loss(self) -> float:
-        """The loss of guessing the value uniformly: ``ln(n_values)`` nats."""
-        return math.log(self.n_values)
 
     def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
         """A :class:`~transformerland.tasks.Batch` of ``(batch_size, length)``; ``mask`` marks the answers."""
