@@ -1,4 +1,4 @@
-"""transformerland.recall: the stored pairs, the questions and their answers, the mask, and bad input."""
+"""transformerland.recall: the table, the questions and their answers, the mask, and bad input."""
 
 from __future__ import annotations
 
@@ -6,39 +6,16 @@ import math
 
 import pytest
 import torch
-from transformerland.recall import LookupTask, RecallTask
+from transformerland.recall import LookupTask
 from transformerland.tasks import Task
 
 
-@pytest.mark.parametrize("length", [4, 7, 32, 33, 128])
-def test_every_scored_target_is_the_value_stored_with_its_key(length):
-    task = RecallTask(n_keys=32, n_values=16)
-    batch = task.sample(8, length, torch.Generator().manual_seed(0))
-    assert batch.inputs.shape == batch.targets.shape == batch.mask.shape == (8, length)
-    stored = length // 4
-    assert torch.equal(batch.inputs[:, 1:], batch.targets[:, :-1])  # one sequence, shifted
-    for inputs, targets, mask in zip(batch.inputs, batch.targets, batch.mask, strict=True):
-        pairs = dict(zip(inputs[: 2 * stored : 2].tolist(), inputs[1 : 2 * stored : 2].tolist(), strict=True))
-        assert len(pairs) == stored and all(k < 32 <= v < 48 for k, v in pairs.items())  # distinct keys
-        assert int(mask.sum()) == (length - 2 * stored + 1) // 2 and not mask[: 2 * stored].any()
-        for key, value in zip(inputs[mask].tolist(), targets[mask].tolist(), strict=True):
-            assert pairs[key] == value
-
-
 def test_is_a_task_with_a_chance_loss_and_repeats_with_its_seed():
-    task = RecallTask(n_keys=8, n_values=4)
-    assert isinstance(task, Task) and task.vocab_size == 12 and task.chance_loss == pytest.approx(math.log(4))
-    first, again = (task.sample(4, 20, torch.Generator().manual_seed(3)) for _ in range(2))
+    task = LookupTask(n_keys=8, n_values=4)
+    assert isinstance(task, Task) and task.vocab_size == 8 * 4 + 8 + 4
+    assert task.chance_loss == pytest.approx(math.log(4))
+    first, again = (task.sample(4, 15, torch.Generator().manual_seed(3)) for _ in range(2))
     assert torch.equal(first.inputs, again.inputs)
-
-
-@pytest.mark.parametrize(
-    ("args", "length", "match"),
-    [((8, 4), 3, "at least 4"), ((8, 4), 36, "only n_keys = 8"), ((8, 1), 8, "n_values"), ((0, 4), 8, "n_keys")],
-)
-def test_bad_input_is_refused_with_the_fix(args, length, match):
-    with pytest.raises(ValueError, match=match):
-        RecallTask(*args).sample(2, length, torch.Generator())
 
 
 @pytest.mark.parametrize("length", [3, 8, 33, 129])
@@ -56,7 +33,7 @@ def test_lookup_answers_are_the_values_written_in_the_table(length):
 
 
 @pytest.mark.parametrize(("args", "length", "match"), [((4, 4), 2, "at least 3"), ((4, 4), 10, "only n_keys = 4"),
-                                                       ((4, 1), 6, "n_values")])  # fmt: skip
+                                                       ((4, 1), 6, "n_values"), ((0, 4), 6, "n_keys")])  # fmt: skip
 def test_lookup_refuses_bad_input(args, length, match):
     with pytest.raises(ValueError, match=match):
         LookupTask(*args).sample(2, length, torch.Generator())

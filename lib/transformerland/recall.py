@@ -1,18 +1,17 @@
-"""Associative recall: a task whose answers are far back in the context.
+"""Associative recall: tasks whose answers lie far back in the context.
 
-A sequence first *stores* pairs ``key value`` and then *asks*: each later key is one of the
-stored keys, and the token after it must be the value stored with it. The stored pair may be
-anywhere earlier in the sequence, so a model can answer only by finding it, at whatever
-distance. This is the multi-query form of associative recall (Arora et al., 2023); unlike a
-Markov source, where the last few tokens are all a model needs, here a sliding window that
-misses the stored pair cannot do better than guessing.
+In :class:`LookupTask` a sequence first writes a *table*, one token per entry, each entry a key
+with its value, and then *asks*: a key, and the model must answer the value written beside it.
+The entry may stand anywhere earlier in the sequence, so a model answers only by reaching it, at
+whatever distance. It is associative recall (Arora et al., 2023, study its multi-query form) with
+each stored pair in one token, so that one attention step that matches the key can answer.
+Unlike a Markov source, where the last few tokens are all a model needs, here a window that misses
+the entry cannot do better than guessing.
 
 For a sequence of ``length`` model inputs (``length + 1`` tokens)::
 
-    k₁ v₁ k₂ v₂ … k_P v_P │ q₁ w₁ q₂ w₂ …      P = length // 4 stored pairs, distinct keys
-                            qⱼ ∈ {k₁ … k_P}, wⱼ = the v stored with qⱼ; only the wⱼ are scored
-
-Keys are the symbols ``0 … n_keys - 1`` and values ``n_keys … n_keys + n_values - 1``.
+    e₁ e₂ … e_P │ q₁ a₁ q₂ a₂ …      P = length // 2 entries eᵢ = (kᵢ, vᵢ), distinct keys
+                  qⱼ a key of the table, aⱼ its value; only the aⱼ are scored
 """
 
 from __future__ import annotations
@@ -24,7 +23,7 @@ import torch
 from ._validation import require_positive_int
 from .tasks import Batch
 
-__all__ = ["LookupTask", "RecallTask"]
+__all__ = ["LookupTask"]
 
 
 def _checked_sizes(n_keys: int, n_values: int) -> tuple[int, int]:
@@ -35,57 +34,7 @@ def _checked_sizes(n_keys: int, n_values: int) -> tuple[int, int]:
     return n_keys, n_values
 
 
-class _KeyValueTask:
-    """What the two recall tasks share: ``n_values`` values to guess among."""
-
-    n_values: int
-
-    @property
-    def chance_loss(self) -> float:
-        """The loss of guessing the value uniformly: ``ln(n_values)`` nats."""
-        return math.log(self.n_values)
-
-
-class RecallTask(_KeyValueTask):
-    """Multi-query associative recall for a causal language model (a :class:`~transformerland.tasks.Task`).
-
-    Args:
-        n_keys: number of distinct key symbols; a sequence of ``length`` inputs stores ``length // 4``
-            pairs with distinct keys, so ``length`` may be at most ``4 · n_keys + 3``.
-        n_values: number of value symbols; guessing scores ``ln(n_values)`` nats and ``1/n_values``.
-    """
-
-    def __init__(self, n_keys: int = 32, n_values: int = 16) -> None:
-        self.n_keys, self.n_values = _checked_sizes(n_keys, n_values)
-        self.vocab_size = self.n_keys + self.n_values
-
-    def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
-        """A :class:`~transformerland.tasks.Batch` of ``(batch_size, length)``; ``mask`` marks the recalled values."""
-        batch_size = require_positive_int(batch_size, "batch_size")
-        length = require_positive_int(length, "length")
-        stored = length // 4
-        if stored < 1:
-            raise ValueError(f"length must be at least 4 (one stored pair and one question), got {length}.")
-        if stored > self.n_keys:
-            raise ValueError(
-                f"length {length} would store {stored} pairs, but there are only n_keys = {self.n_keys} distinct "
-                f"keys; use length <= {4 * self.n_keys + 3} or a RecallTask with n_keys >= {stored}."
-            )
-        keys = torch.rand(batch_size, self.n_keys, generator=generator).argsort(dim=1)[:, :stored]  # (B, P) distinct
-        values = self.n_keys + torch.randint(self.n_values, (batch_size, stored), generator=generator)  # (B, P)
-        n_questions = (length + 1 - 2 * stored + 1) // 2  # pairs (q, w) after the store, the last maybe cut
-        asked = torch.randint(stored, (batch_size, n_questions), generator=generator)  # (B, Q) which stored pair
-        questions = torch.gather(keys, 1, asked)
-        answers = torch.gather(values, 1, asked)
-        tokens = torch.cat(
-            [torch.stack([keys, values], 2).flatten(1), torch.stack([questions, answers], 2).flatten(1)], dim=1
-        )[:, : length + 1]  # (B, T + 1)
-        position = torch.arange(length)
-        mask = (position >= 2 * stored) & ((position - 2 * stored) % 2 == 0)  # inputs that are questions
-        return Batch(tokens[:, :-1], tokens[:, 1:], mask.expand(batch_size, length).clone())
-
-
-class LookupTask(_KeyValueTask):
+class LookupTask:
     """Look a key up in a table written earlier: associative recall with each stored pair in one token.
 
     The first half of a sequence is a table of ``P = length // 2`` entries, each one token that
@@ -103,6 +52,11 @@ class LookupTask(_KeyValueTask):
     def __init__(self, n_keys: int = 64, n_values: int = 4) -> None:
         self.n_keys, self.n_values = _checked_sizes(n_keys, n_values)
         self.vocab_size = self.n_keys * self.n_values + self.n_keys + self.n_values
+
+    @property
+    def chance_loss(self) -> float:
+        """The loss of guessing the value uniformly: ``ln(n_values)`` nats."""
+        return math.log(self.n_values)
 
     def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
         """A :class:`~transformerland.tasks.Batch` of ``(batch_size, length)``; ``mask`` marks the answers."""
