@@ -12,7 +12,9 @@ from functools import cache
 
 import pytest
 import torch
+from transformerland.encodings import scaling_recipes, with_rope_scaling
 from transformerland.model import POSITION_SCHEMES, TinyTransformer, TransformerConfig
+from transformerland.recall import LookupTask
 from transformerland.remedies import extend_table, fine_tune, interpolate_table, with_position_table
 from transformerland.tasks import MarkovTask, SortTask
 from transformerland.training import evaluate, train
@@ -125,3 +127,51 @@ def test_ch5_interpolated_start_fine_tunes_better_than_extended(seed: int) -> No
         extended_long,
         stretched_long,
     )
+
+
+# Chapter 5's second task: a table written first, then questions whose answers are in it (answers scored).
+LOOKUP = LookupTask(n_keys=64, n_values=4)
+
+
+@cache
+def lookup_model(scheme: str, seed: int, steps: int = 240) -> TinyTransformer:
+    """Chapter 5's decoder and recipe, trained on the lookup task at 32 tokens (chapter 8 trains the rotary one)."""
+    model = TinyTransformer(TransformerConfig(LOOKUP.vocab_size, position=scheme, **MARKOV_SIZE), seed=seed)
+    train(model, LOOKUP, steps=steps, length=TRAIN_LENGTH, batch_size=32, lr=3e-3, warmup=steps // 5, seed=seed,
+          progress=False)  # fmt: skip
+    return model
+
+
+def lookup_shares(model: torch.nn.Module) -> tuple[float, ...]:
+    """Share of answers right at 32, 64 and 128 tokens."""
+    return tuple(evaluate(model, LOOKUP, length=n, batch_size=64, n_batches=2).token_accuracy for n in EVAL_LENGTHS)
+
+
+@cache
+def lookup_accuracy(scheme: str, seed: int, steps: int = 240) -> tuple[float, ...]:
+    return lookup_shares(lookup_model(scheme, seed, steps))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_lookup_ranks_the_schemes_on_reaching_far_back(seed: int) -> None:
+    """No positions perfect everywhere; rotary falls at 128 below ALiBi and learned; sinusoidal never learns it."""
+    R = {scheme: lookup_accuracy(scheme, seed) for scheme in POSITION_SCHEMES}
+    assert min(R["none"]) > 0.99, R
+    assert all(R[s][0] > 0.99 for s in ("none", "learned", "rope", "alibi")) and max(R["sinusoidal"]) < 0.45, R
+    assert R["rope"][2] < R["rope"][0] - 0.15 and R["rope"][2] < min(R["alibi"][2], R["learned"][2]) - 0.1, R
+    assert R["alibi"][2] > 0.93 and R["learned"][2] > 0.9 and 0.65 < R["rope"][2] < 0.85, R
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch8_lookup_turns_the_recipes_round(seed: int) -> None:
+    """Zero-shot at 128 tokens on the lookup: linear, YaRN and Llama 3 near perfect; plain < NTK-aware < dynamic."""
+    recipes = {
+        **scaling_recipes(TRAIN_LENGTH, 4.0),
+        "dynamic, f=1": {"rope_type": "dynamic", "factor": 1.0, "original_max_position_embeddings": TRAIN_LENGTH},
+    }
+    shares = {name: lookup_shares(with_rope_scaling(lookup_model("rope", seed), s)) for name, s in recipes.items()}
+    A = {name: v[2] for name, v in shares.items()}
+    assert all(v[0] > 0.99 for v in shares.values()), shares
+    assert min(A["linear (PI)"], A["YaRN"], A["Llama 3"]) > 0.97 and A["plain RoPE"] < 0.85, A
+    assert A["plain RoPE"] + 0.08 < A["NTK-aware"] < A["YaRN"] - 0.05 and A["dynamic NTK"] > A["NTK-aware"] + 0.02, A
+    assert abs(A["dynamic, f=1"] - A["NTK-aware"]) < 1e-9 and A["plain RoPE"] > 0.65, A

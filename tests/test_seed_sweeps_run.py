@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from test_claims_seeds import markov_loss, markov_model, sort_accuracy
+from test_claims_seeds import lookup_accuracy, markov_loss, markov_model, sort_accuracy
 from transformerland.model import POSITION_SCHEMES
 
 
@@ -18,3 +18,8 @@ def test_chapter5_sweep_models_train_and_evaluate(scheme):
 @pytest.mark.parametrize("scheme", ["learned", "sinusoidal"])
 def test_chapter3_sweep_models_train_and_evaluate(scheme):
     assert 0 <= sort_accuracy(scheme, 0, steps=2) <= 1
+
+
+@pytest.mark.parametrize("scheme", POSITION_SCHEMES)
+def test_chapter5_lookup_sweep_models_train_and_evaluate(scheme):
+    assert all(0 <= a <= 1 for a in lookup_accuracy(scheme, 0, steps=2))

@@ -9,12 +9,14 @@ Modules, one idea each:
 - :mod:`~transformerland.mla`: multi-head latent attention's cache and its decoupled rotary key;
 - :mod:`~transformerland.model`: a tiny transformer built from one ``TransformerConfig``;
 - :mod:`~transformerland.tasks`: synthetic tasks whose answers depend on order;
+- :mod:`~transformerland.recall`: tasks whose answers lie far back in the context (associative recall);
 - :mod:`~transformerland.training`: seeded, device-aware training and evaluation loops;
 - :mod:`~transformerland.analysis`: looking inside a position table;
 - :mod:`~transformerland.remedies`: what to do with inputs longer than the training length;
 - :mod:`~transformerland.bert_embeddings`: BERT's embedding layer; :mod:`~transformerland.bert_weights`
   to read real weights and tokenizers offline; :mod:`~transformerland.bert` gathers both;
 - :mod:`~transformerland.llm`: a real RoPE language model (SmolLM2) read offline, and tools to look inside it;
+- :mod:`~transformerland.passkey`: passkey retrieval on such a model, plain and under each RoPE recipe;
 - :mod:`~transformerland.plotting`: one look for every figure;
 - :mod:`~transformerland.interactive`: figures a reader can turn (Vega-Altair, no kernel needed);
 - :mod:`~transformerland.exercises`: the checkers of the exercises, built on

@@ -243,8 +243,10 @@ def fine_tune(
 ) -> tuple[nn.Module, TrainResult]:
     """Train a copy of ``model`` for ``steps`` more steps on sequences of ``length`` tokens.
 
-    A short run with a smaller learning rate and warm-up than training from scratch, so that
-    what the model already knows is adjusted rather than overwritten. Each step's loss is
+    A short run whose defaults (``lr=1e-3``, 10 warm-up steps) are a smaller learning rate and a
+    shorter warm-up than the book trains with from scratch (``lr=3e-3``), so that what the model
+    already knows is adjusted rather than overwritten. Chapters 5 and 8 pass the from-scratch rate,
+    ``lr=3e-3``, for their fine-tunes of 20 to 60 steps, and say so. Each step's loss is
     measured on a fresh batch before the update, so ``result.losses`` is also an honest curve
     of the loss at ``length`` against the number of fine-tuning steps.
 

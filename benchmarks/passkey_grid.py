@@ -1,0 +1,172 @@
+"""Passkey retrieval on SmolLM2-135M-Instruct, inside and past its 8,192-token context, under every recipe.
+
+For each prompt length, each needle depth and each recipe, one five-digit key (drawn with
+``--seed``, the same key for every recipe at a given length and depth) is hidden in filler text
+and the model answers greedily (:mod:`transformerland.passkey`). The static recipes are
+configured as chapter 8 configures them, for a factor of 4 (8,192 → 32,768 tokens), and applied
+at every length; dynamic NTK is the canonical form (configured factor 1, effective factor
+``max(1, ℓ/L)`` at the prompt's length ``ℓ``). Uses the GPU when there is one, the CPU otherwise;
+on a 2-core CPU an 8,000-token prompt takes about 20 s, so the full grid is GPU work.
+
+Writes a JSON file (by default the library's ``data/passkey_grid.json``, which chapter 8 reads with
+:func:`transformerland.passkey.load_passkey_grid`) with every trial and its provenance (device, date, command, library,
+transformers and torch versions, seconds per trial and in all). With ``--merge`` the trials
+already in ``--out`` are kept and only the missing ones are run, so a grid can be computed in
+several sittings (``--time-budget`` stops one cleanly).
+
+    python -m benchmarks.passkey_grid                                  # the full grid
+    python -m benchmarks.passkey_grid --lengths 4096 --depths 2 --out /tmp/small.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import torch
+import transformerland
+import transformers
+from tqdm.auto import tqdm
+from transformerland.encodings import scaling_recipes
+from transformerland.llm import load_smollm2
+from transformerland.passkey import WORDING, WORDINGS, needle_depths, passkey_keys, passkey_trial
+
+CONTEXT = 8192
+FACTOR = 4.0
+LENGTHS = (4096, 7680, 9600, 11520, 15360, 23040)
+RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "passkey_grid.json"
+
+
+def grid_recipes() -> dict[str, dict[str, object] | None]:
+    """The six recipes of the grid: chapter 8's five at factor 4, dynamic NTK in its canonical form."""
+    recipes = scaling_recipes(original_length=CONTEXT, factor=FACTOR)
+    recipes["dynamic NTK"] = {"rope_type": "dynamic", "factor": 1.0, "original_max_position_embeddings": CONTEXT}
+    return recipes
+
+
+def length_keys(n_tokens: int, count: int, seed: int) -> list[str]:
+    """The keys of the needles at one length: drawn from ``seed`` and the length, whatever else is run."""
+    return passkey_keys(count, seed=seed * 1_000_003 + n_tokens)
+
+
+def summary(trials: list[dict]) -> dict[tuple[int, str], tuple[int, int]]:
+    """``(length, recipe) → (found, trials)``."""
+    table: dict[tuple[int, str], tuple[int, int]] = {}
+    for t in trials:
+        found, count = table.get((t["n_tokens"], t["recipe"]), (0, 0))
+        table[t["n_tokens"], t["recipe"]] = (found + t["found"], count + 1)
+    return table
+
+
+def peak_memory(device: torch.device) -> float | None:
+    """GiB of GPU memory at the peak, or None on a CPU."""
+    return round(torch.cuda.max_memory_allocated(device) / 2**30, 2) if device.type == "cuda" else None
+
+
+def device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda})"
+    return f"CPU, {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS), help="prompt lengths in tokens")
+    parser.add_argument("--depths", type=int, default=10, help="needles per length, spread evenly (default 10)")
+    parser.add_argument("--recipes", nargs="+", default=None, help="recipe names (default: all six)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the keys (default 0)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help=f"JSON file to write (default {RESULTS})")
+    parser.add_argument("--merge", action="store_true", help="keep the trials already in --out, run the others")
+    parser.add_argument("--time-budget", type=float, default=None, help="stop starting trials after this many s")
+    parser.add_argument("--wording", default=WORDING, choices=list(WORDINGS), help=f"prompt (default {WORDING!r})")
+    parser.add_argument(
+        "--choose-wording",
+        type=int,
+        default=None,
+        metavar="LENGTH",
+        help="first try every wording with plain RoPE at LENGTH tokens and keep the one found most often",
+    )
+    parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda when there is one)")
+    args = parser.parse_args(argv)
+
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    recipes = grid_recipes()
+    names = args.recipes or list(recipes)
+    unknown = sorted(set(names) - set(recipes))
+    if unknown:
+        parser.error(f"unknown recipe(s) {unknown}; the grid knows {list(recipes)}")
+    depths = needle_depths(args.depths)
+    plan = [
+        (n, d, key, name)
+        for n in args.lengths
+        for d, key in zip(depths, length_keys(n, len(depths), args.seed), strict=True)
+        for name in names
+    ]
+    old = json.loads(args.out.read_text()) if args.merge and args.out.exists() else {"runs": [], "trials": []}
+    done = {(t["n_tokens"], t["depth"], t["key"], t["recipe"]) for t in old["trials"]}
+    todo = [p for p in plan if p not in done]
+
+    start = time.perf_counter()
+    model, tokenizer = load_smollm2(device=device)
+    model.set_attn_implementation("sdpa")
+    load_seconds = time.perf_counter() - start
+    wording, tried = args.wording, {}
+    if args.choose_wording is not None:
+        n = args.choose_wording
+        for name in WORDINGS:
+            tried[name] = sum(
+                passkey_trial(model, tokenizer, n, d, key, None, wording=name).found
+                for d, key in zip(depths, length_keys(n, len(depths), args.seed + 1), strict=True)
+            )
+        wording = max(tried, key=tried.get)
+        print(f"plain RoPE at {n} tokens, found out of {len(depths)} (other keys): {tried}; keeping {wording!r}")
+    trials = []
+    for n, depth, key, name in tqdm(todo, desc="passkey trials", unit="trial"):
+        if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
+            print(f"time budget reached: {len(todo) - len(trials)} trials left for a --merge run", flush=True)
+            break
+        trials.append(passkey_trial(model, tokenizer, n, depth, key, recipes[name], name, wording=wording).as_dict())
+    run = {
+        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "command": "python -m benchmarks.passkey_grid " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "device": device_name(device),
+        "dtype": "float32",
+        "attention": "sdpa",
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "transformerland": transformerland.__version__,
+        "load_seconds": round(load_seconds, 1),
+        "trials": len(trials),
+        "trial_seconds": round(sum(t["seconds"] for t in trials), 1),
+        "peak_gpu_memory_gb": peak_memory(device),
+    }
+    result = {
+        "what": "passkey retrieval on SmolLM2-135M-Instruct (benchmarks/passkey_grid.py)",
+        "context": CONTEXT,
+        "factor": FACTOR,
+        "recipes": {name: recipes[name] for name in recipes},
+        "seed": args.seed,
+        "wording": wording,
+        "wording_trial": {"length": args.choose_wording, "found": tried} if tried else None,
+        "prompt": WORDINGS[wording].__dict__,
+        "runs": [*old["runs"], run],
+        "trials": [*old["trials"], *trials],
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    table = summary(result["trials"])
+    for n in sorted({n for n, _ in table}):
+        print(f"{n:>6d}  " + "  ".join(f"{r}: {f}/{c}" for (m, r), (f, c) in table.items() if m == n))
+    print(f"{len(trials)} trials in {run['trial_seconds']} s on {run['device']}; {len(result['trials'])} in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,260 @@
+"""Passkey retrieval: can a language model find one number hidden in a long text?
+
+A five-digit key is written once, at a chosen depth, inside filler sentences that say nothing,
+and the text ends with a question. The model answers by greedy decoding; it is right when the
+key is among the digits it writes. The answer needs one token far back, so the test measures
+whether a model *uses* its whole context, not merely whether it stays fluent (after the
+passkey test of Mohtashami and Jaggi, 2023).
+
+The prompt is built in token ids, so that its length is exact::
+
+    [intro] [filler ... filler] [needle] [filler ... filler] [question]
+             ^ depth · (filler tokens) tokens before the needle
+
+:func:`rope_recipe` puts one of :mod:`~transformerland.encodings.rope_scaling`'s recipes into a
+transformers RoPE model (its ``rotary_emb``'s frequencies and attention factor), and
+:func:`passkey_trial` runs one prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+import json
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from ._validation import require_positive_int
+from .encodings.rope_scaling import rope_frequencies
+
+__all__ = [
+    "WORDING",
+    "WORDINGS",
+    "PasskeyPrompt",
+    "PasskeyResult",
+    "Wording",
+    "greedy_digits",
+    "load_passkey_grid",
+    "needle_depths",
+    "passkey_keys",
+    "passkey_prompt",
+    "passkey_scores",
+    "passkey_trial",
+    "rope_recipe",
+]
+
+
+@dataclass(frozen=True)
+class Wording:
+    """The four texts of a passkey prompt; ``needle`` holds ``{key}`` twice, the others no digit."""
+
+    intro: str
+    filler: str
+    needle: str
+    question: str
+
+
+#: The wordings tried. ``"landmark"`` is the prompt of Mohtashami and Jaggi (2023), word for word; the
+#: others are ours or theirs with our question. The default, :data:`WORDING`, is the one on which plain
+#: SmolLM2 found the key most often at 7,680 tokens (``benchmarks/passkey_grid.py --choose-wording``).
+WORDINGS: dict[str, Wording] = {
+    "stairs": Wording(
+        "A number is hidden in the long text below. Remember it: you will be asked for it at the end.\n",
+        " The stairs climb. The lamps are lit. The clocks tick on the wall. Up we go, and down again.",
+        " The pass key is {key}. Remember it. {key} is the pass key.",
+        "\nWhat is the pass key? The pass key is",
+    ),
+    "stairs, digits asked": Wording(
+        "A number is hidden in the long text below. Remember it: you will be asked for it at the end.\n",
+        " The stairs climb. The lamps are lit. The clocks tick on the wall. Up we go, and down again.",
+        " The pass key is {key}. Remember it. {key} is the pass key.",
+        "\nWhat is the pass key? Answer with its five digits.\nThe pass key is",
+    ),
+    "landmark": Wording(
+        "There is an important info hidden inside a lot of irrelevant text. Find it and memorize them. "
+        "I will quiz you about the important information there.",
+        " The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.",
+        " The pass key is {key}. Remember it. {key} is the pass key.",
+        " What is the pass key? The pass key is",
+    ),
+    "landmark, digits asked": Wording(
+        "There is an important info hidden inside a lot of irrelevant text. Find it and memorize them. "
+        "I will quiz you about the important information there.",
+        " The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again.",
+        " The pass key is {key}. Remember it. {key} is the pass key.",
+        "\nWhat is the pass key? Answer with its five digits.\nThe pass key is",
+    ),
+}
+WORDING = "landmark, digits asked"
+
+
+@dataclass
+class PasskeyPrompt:
+    """``input_ids``: ``(1, T)`` long; ``key``: the five digits; ``needle_at``: the needle's first token index."""
+
+    input_ids: torch.Tensor
+    key: str
+    needle_at: int
+
+
+@dataclass
+class PasskeyResult:
+    """One trial: the prompt's length and depth, the recipe, the key, what the model wrote, whether it found it."""
+
+    n_tokens: int
+    depth: float
+    recipe: str
+    key: str
+    answer: str
+    found: bool
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _ids(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer(text, add_special_tokens=False).input_ids)
+
+
+def passkey_prompt(tokenizer: Any, n_tokens: int, depth: float, key: str, wording: str = WORDING) -> PasskeyPrompt:
+    """The prompt of exactly ``n_tokens`` tokens with ``key`` at ``depth`` (0: first, 1: last) of the filler.
+
+    The filler paragraph is repeated and cut, in tokens, to fill what the intro, the needle and
+    the question leave.
+    """
+    n_tokens = require_positive_int(n_tokens, "n_tokens")
+    if not isinstance(depth, (int, float)) or isinstance(depth, bool) or not 0.0 <= depth <= 1.0:
+        raise ValueError(f"depth must be a number from 0 (start) to 1 (end) of the filler, got {depth!r}.")
+    if not (isinstance(key, str) and key.isdigit()):
+        raise ValueError(f"key must be a string of digits such as '40721', got {key!r}.")
+    if wording not in WORDINGS:
+        raise ValueError(f"wording must be one of {list(WORDINGS)}, got {wording!r}.")
+    words = WORDINGS[wording]
+    intro, question = _ids(tokenizer, words.intro), _ids(tokenizer, words.question)
+    needle = _ids(tokenizer, words.needle.format(key=key))
+    room = n_tokens - len(intro) - len(needle) - len(question)
+    if room < 1:
+        raise ValueError(
+            f"n_tokens = {n_tokens} leaves no room for filler: the intro, needle and question alone take "
+            f"{n_tokens - room} tokens; ask for more."
+        )
+    paragraph = _ids(tokenizer, words.filler)
+    filler = (paragraph * (room // len(paragraph) + 1))[:room]
+    before = round(depth * room)
+    ids = intro + filler[:before] + needle + filler[before:] + question
+    return PasskeyPrompt(torch.tensor([ids]), key, len(intro) + before)
+
+
+def passkey_keys(count: int, seed: int = 0) -> list[str]:
+    """``count`` five-digit keys (10000 to 99999) drawn with ``seed``: one per needle of a grid."""
+    count = require_positive_int(count, "count")
+    generator = torch.Generator().manual_seed(seed)
+    return [str(int(k)) for k in torch.randint(10000, 100000, (count,), generator=generator)]
+
+
+def _rotary_embeddings(model: nn.Module) -> list[nn.Module]:
+    found = [m for m in model.modules() if hasattr(m, "inv_freq") and hasattr(m, "attention_scaling")]
+    if not found:
+        raise ValueError(
+            "model has no transformers rotary embedding (a module with inv_freq and attention_scaling); "
+            "pass a RoPE model such as load_smollm2()'s."
+        )
+    return found
+
+
+@contextlib.contextmanager
+def rope_recipe(
+    model: nn.Module, scaling: Mapping[str, object] | None, seq_len: int | None = None
+) -> Iterator[nn.Module]:
+    """Inside the ``with`` block, ``model`` (a transformers RoPE model) uses the recipe ``scaling``.
+
+    The frequencies come from :func:`~transformerland.encodings.rope_frequencies` with the model's
+    head width and base; ``"dynamic"`` reads ``seq_len`` (the prompt's length), once: the few
+    tokens generated after the prompt use the same frequencies. The rotary module's ``inv_freq``
+    (``(head_dim/2,)``) and ``attention_scaling`` are restored on leaving.
+    """
+    rotaries = _rotary_embeddings(model)
+    config = model.config
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    base = float(config.rope_parameters["rope_theta"])
+    inv_freq, factor = rope_frequencies(head_dim, base, scaling, seq_len=seq_len)  # (d/2,) float64
+    saved = []
+    for rotary in rotaries:
+        saved.append((rotary, rotary.inv_freq.clone(), rotary.attention_scaling))
+        rotary.inv_freq.copy_(inv_freq.to(rotary.inv_freq))
+        rotary.attention_scaling = factor
+    try:
+        yield model
+    finally:
+        for rotary, old, scale in saved:
+            rotary.inv_freq.copy_(old)
+            rotary.attention_scaling = scale
+
+
+@torch.no_grad()
+def greedy_digits(model: nn.Module, input_ids: torch.Tensor, new_tokens: int = 7) -> torch.Tensor:
+    """Greedy decoding of ``new_tokens`` after ``input_ids`` ``(1, T)``, with the model's cache: ``(new_tokens,)``."""
+    out = model(input_ids, use_cache=True)
+    written = []
+    for step in range(new_tokens):
+        token = out.logits[:, -1].argmax(-1, keepdim=True)  # (1, 1)
+        written.append(token)
+        if step + 1 < new_tokens:
+            out = model(token, past_key_values=out.past_key_values, use_cache=True)
+    return torch.cat(written, dim=1)[0]
+
+
+def passkey_trial(
+    model: nn.Module,
+    tokenizer: Any,
+    n_tokens: int,
+    depth: float,
+    key: str,
+    scaling: Mapping[str, object] | None = None,
+    recipe: str = "plain RoPE",
+    new_tokens: int = 7,
+    wording: str = WORDING,
+) -> PasskeyResult:
+    """One prompt of ``n_tokens`` tokens, the key at ``depth``, answered under the recipe ``scaling``.
+
+    ``found`` is True when the key's digits appear in the ``new_tokens`` tokens written greedily.
+    """
+    prompt = passkey_prompt(tokenizer, n_tokens, depth, key, wording)
+    device = next(model.parameters()).device
+    start = time.perf_counter()
+    with rope_recipe(model, scaling, seq_len=n_tokens):
+        written = greedy_digits(model, prompt.input_ids.to(device), new_tokens)
+    answer = tokenizer.decode(written.cpu())
+    seconds = time.perf_counter() - start
+    return PasskeyResult(n_tokens, float(depth), recipe, key, answer, key in answer.replace(" ", ""), seconds)
+
+
+def needle_depths(count: int) -> list[float]:
+    """``count`` depths spread evenly from near the start to near the end: ``(k + 0.5) / count``."""
+    count = require_positive_int(count, "count")
+    return [round((k + 0.5) / count, 4) for k in range(count)]
+
+
+def load_passkey_grid() -> dict[str, Any]:
+    """The passkey grid measured by ``benchmarks/passkey_grid.py`` and shipped with the library.
+
+    A dict with ``"trials"`` (one dict per trial, the fields of :class:`PasskeyResult`), ``"runs"``
+    (provenance of each sitting: date, command, device, versions, seconds), ``"recipes"``,
+    ``"wording"`` and ``"prompt"``.
+    """
+    text = importlib.resources.files("transformerland").joinpath("data/passkey_grid.json").read_text()
+    return json.loads(text)
+
+
+def passkey_scores(trials: list[dict[str, Any]]) -> dict[str, dict[int, float]]:
+    """Share of needles found, ``recipe → {length: share}``, from a grid's trials."""
+    found: dict[str, dict[int, list[bool]]] = {}
+    for trial in trials:
+        found.setdefault(trial["recipe"], {}).setdefault(trial["n_tokens"], []).append(bool(trial["found"]))
+    return {recipe: {n: sum(v) / len(v) for n, v in sorted(rows.items())} for recipe, rows in found.items()}

@@ -1,0 +1,138 @@
+"""transformerland.passkey: prompts of exact length, a recipe put into a transformers RoPE model and taken out,
+greedy trials; and (slow) one point of the committed grid re-run on this machine."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+from transformerland.encodings import rope_frequencies, scaling_recipes
+from transformerland.passkey import (
+    WORDING,
+    WORDINGS,
+    load_passkey_grid,
+    needle_depths,
+    passkey_keys,
+    passkey_prompt,
+    passkey_scores,
+    passkey_trial,
+    rope_recipe,
+)
+
+
+class ByteTokenizer:
+    """One token per byte: enough to check lengths and positions."""
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(input_ids=list(text.encode()))
+
+    def decode(self, ids: torch.Tensor) -> str:
+        return bytes(int(i) % 256 for i in ids).decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def tiny_llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=64, rope_parameters={"rope_type": "default", "rope_theta": 1e4},
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return LlamaForCausalLM(config).eval()
+
+
+@pytest.mark.parametrize("depth", [0.0, 0.3, 1.0])
+def test_prompt_has_the_exact_length_and_the_needle_at_its_depth(depth):
+    prompt = passkey_prompt(ByteTokenizer(), 600, depth, "40721")
+    words = WORDINGS[WORDING]
+    assert prompt.input_ids.shape == (1, 600)
+    text = bytes(prompt.input_ids[0].tolist()).decode()
+    assert text.startswith(words.intro) and text.endswith(words.question)
+    assert text.index(words.needle.format(key="40721")) == prompt.needle_at
+    room = 600 - len(words.intro) - len(words.needle.format(key="40721")) - len(words.question)
+    assert prompt.needle_at - len(words.intro) == round(depth * room)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_tokens": 20}, "no room for filler"),
+        ({"depth": 1.5}, "depth"),
+        ({"key": "4o721"}, "key"),
+        ({"wording": "poem"}, "wording"),
+    ],
+)
+def test_prompt_refuses_bad_input(kwargs, match):
+    args = {"n_tokens": 600, "depth": 0.5, "key": "40721", **kwargs}
+    with pytest.raises(ValueError, match=match):
+        passkey_prompt(ByteTokenizer(), **args)
+
+
+def test_keys_and_depths():
+    keys = passkey_keys(50, seed=3)
+    assert keys == passkey_keys(50, seed=3) and keys != passkey_keys(50, seed=4)
+    assert all(len(k) == 5 and k.isdigit() for k in keys)
+    assert needle_depths(10) == [0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95]
+
+
+def test_rope_recipe_puts_the_frequencies_in_and_takes_them_out(tiny_llama):
+    rotary = tiny_llama.model.rotary_emb
+    before = rotary.inv_freq.clone()
+    yarn = scaling_recipes(original_length=16, factor=4.0)["YaRN"]
+    expected, factor = rope_frequencies(16, 1e4, yarn)
+    with rope_recipe(tiny_llama, yarn):
+        assert torch.allclose(rotary.inv_freq.double(), expected, rtol=1e-6)
+        assert rotary.attention_scaling == pytest.approx(factor) and factor > 1
+    assert torch.equal(rotary.inv_freq, before) and rotary.attention_scaling == 1.0
+    with pytest.raises(ValueError, match="rotary"):
+        with rope_recipe(torch.nn.Linear(2, 2), None):
+            pass
+
+
+def test_plain_recipe_changes_nothing_and_dynamic_reads_the_length(tiny_llama):
+    ids = torch.randint(256, (1, 40), generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        plain = tiny_llama(ids).logits
+        with rope_recipe(tiny_llama, None):
+            assert torch.allclose(tiny_llama(ids).logits, plain, atol=1e-5)  # float32 frequencies, ours from float64
+        dynamic = {"rope_type": "dynamic", "factor": 1.0, "original_max_position_embeddings": 16}
+        with rope_recipe(tiny_llama, dynamic, seq_len=16):  # within L: plain RoPE
+            assert torch.allclose(tiny_llama(ids).logits, plain, atol=1e-6)
+        with rope_recipe(tiny_llama, dynamic, seq_len=40):  # 2.5 times L: the NTK-aware base at factor 2.5
+            stretched = rope_frequencies(16, 1e4, {"rope_type": "ntk", "factor": 2.5})[0]
+            assert torch.allclose(tiny_llama.model.rotary_emb.inv_freq.double(), stretched, rtol=1e-6)
+
+
+def test_trial_reports_what_it_wrote(tiny_llama):
+    result = passkey_trial(tiny_llama, ByteTokenizer(), 300, 0.5, "12345", new_tokens=3)
+    assert result.n_tokens == 300 and result.recipe == "plain RoPE" and len(result.answer.encode(errors="ignore")) <= 6
+    assert result.found == ("12345" in result.answer)
+
+
+def test_the_committed_grid_records_its_provenance():
+    grid = load_passkey_grid()
+    run = grid["runs"][-1]
+    for field in ("date", "command", "device", "torch", "transformers", "transformerland", "trial_seconds"):
+        assert run[field], field
+    assert grid["wording"] in WORDINGS and grid["prompt"] == vars(WORDINGS[grid["wording"]])
+    cells = {(t["n_tokens"], t["recipe"]) for t in grid["trials"]}
+    assert len(grid["trials"]) == len(cells) * 10
+    scores = passkey_scores(grid["trials"])
+    assert set(scores) == set(grid["recipes"]) and all(0 <= v <= 1 for row in scores.values() for v in row.values())
+
+
+@pytest.mark.slow
+def test_one_grid_point_rerun_on_this_machine_agrees_with_the_file():
+    """The shortest length, plain RoPE, the first two needles: the same answers as the committed grid."""
+    from transformerland.llm import load_smollm2
+
+    grid = load_passkey_grid()
+    shortest = min(t["n_tokens"] for t in grid["trials"])
+    recorded = [t for t in grid["trials"] if t["n_tokens"] == shortest and t["recipe"] == "plain RoPE"][:2]
+    model, tokenizer = load_smollm2()
+    model.set_attn_implementation("sdpa")
+    for t in recorded:
+        again = passkey_trial(model, tokenizer, t["n_tokens"], t["depth"], t["key"], None, wording=grid["wording"])
+        assert (again.answer, again.found) == (t["answer"], t["found"]), (again, t)
