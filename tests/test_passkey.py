@@ -86,8 +86,13 @@ def test_rope_recipe_puts_the_frequencies_in_and_takes_them_out(tiny_llama):
         assert torch.allclose(rotary.inv_freq.double(), expected, rtol=1e-6)
         assert rotary.attention_scaling == pytest.approx(factor) and factor > 1
     assert torch.equal(rotary.inv_freq, before) and rotary.attention_scaling == 1.0
-    with pytest.raises(ValueError, match="rotary"):
+    with pytest.raises(TypeError, match="language model"):
         with rope_recipe(torch.nn.Linear(2, 2), None):
+            pass
+    no_rotary = torch.nn.Linear(2, 2)
+    no_rotary.config = tiny_llama.config
+    with pytest.raises(ValueError, match="rotary"):
+        with rope_recipe(no_rotary, None):
             pass
 
 

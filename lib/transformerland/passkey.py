@@ -29,7 +29,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validation import require_positive_int
+from ._validation import (
+    require_callable,
+    require_choice,
+    require_index_tensor,
+    require_int,
+    require_positive_int,
+    require_str,
+)
 from .encodings.rope_scaling import rope_frequencies
 
 __all__ = [
@@ -118,8 +125,21 @@ class PasskeyResult:
         return asdict(self)
 
 
+#: The most tokens a generated answer may have (a key is five digits; a few more tokens suffice).
+MAX_NEW_TOKENS = 64
+
+
 def _ids(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer(text, add_special_tokens=False).input_ids)
+
+
+def _require_model(model: object) -> nn.Module:
+    """A transformers causal language model (an ``nn.Module`` with a ``config``)."""
+    if not isinstance(model, nn.Module) or not hasattr(model, "config"):
+        raise TypeError(
+            f"model must be a transformers causal language model such as load_smollm2()'s, got {type(model).__name__}."
+        )
+    return model
 
 
 def passkey_prompt(tokenizer: Any, n_tokens: int, depth: float, key: str, wording: str = WORDING) -> PasskeyPrompt:
@@ -128,13 +148,13 @@ def passkey_prompt(tokenizer: Any, n_tokens: int, depth: float, key: str, wordin
     The filler paragraph is repeated and cut, in tokens, to fill what the intro, the needle and
     the question leave.
     """
+    require_callable(tokenizer, "tokenizer", "a transformers tokenizer such as load_smollm2()'s")
     n_tokens = require_positive_int(n_tokens, "n_tokens")
     if not isinstance(depth, (int, float)) or isinstance(depth, bool) or not 0.0 <= depth <= 1.0:
         raise ValueError(f"depth must be a number from 0 (start) to 1 (end) of the filler, got {depth!r}.")
     if not (isinstance(key, str) and key.isdigit()):
         raise ValueError(f"key must be a string of digits such as '40721', got {key!r}.")
-    if wording not in WORDINGS:
-        raise ValueError(f"wording must be one of {list(WORDINGS)}, got {wording!r}.")
+    require_choice(wording, "wording", tuple(WORDINGS))
     words = WORDINGS[wording]
     intro, question = _ids(tokenizer, words.intro), _ids(tokenizer, words.question)
     needle = _ids(tokenizer, words.needle.format(key=key))
@@ -154,11 +174,13 @@ def passkey_prompt(tokenizer: Any, n_tokens: int, depth: float, key: str, wordin
 def passkey_keys(count: int, seed: int = 0) -> list[str]:
     """``count`` five-digit keys (10000 to 99999) drawn with ``seed``: one per needle of a grid."""
     count = require_positive_int(count, "count")
+    seed = require_int(seed, "seed", low=0)
     generator = torch.Generator().manual_seed(seed)
     return [str(int(k)) for k in torch.randint(10000, 100000, (count,), generator=generator)]
 
 
 def _rotary_embeddings(model: nn.Module) -> list[nn.Module]:
+    _require_model(model)
     found = [m for m in model.modules() if hasattr(m, "inv_freq") and hasattr(m, "attention_scaling")]
     if not found:
         raise ValueError(
@@ -199,7 +221,17 @@ def rope_recipe(
 
 @torch.no_grad()
 def greedy_digits(model: nn.Module, input_ids: torch.Tensor, new_tokens: int = 7) -> torch.Tensor:
-    """Greedy decoding of ``new_tokens`` after ``input_ids`` ``(1, T)``, with the model's cache: ``(new_tokens,)``."""
+    """Greedy decoding of ``new_tokens`` after ``input_ids`` ``(1, T)``, with the model's cache: ``(new_tokens,)``.
+
+    ``new_tokens`` is at most :data:`MAX_NEW_TOKENS`; ``input_ids`` holds one prompt of at least one token.
+    """
+    _require_model(model)
+    require_index_tensor(input_ids, "input_ids", ndim=2, what="token ids")
+    if input_ids.shape[0] != 1 or input_ids.shape[1] < 1:
+        raise ValueError(
+            f"input_ids must be one prompt of at least one token, shape (1, T), got {tuple(input_ids.shape)}."
+        )
+    new_tokens = require_positive_int(new_tokens, "new_tokens", cap=MAX_NEW_TOKENS)
     out = model(input_ids, use_cache=True)
     written = []
     for step in range(new_tokens):
@@ -225,6 +257,8 @@ def passkey_trial(
 
     ``found`` is True when the key's digits appear in the ``new_tokens`` tokens written greedily.
     """
+    _require_model(model)
+    require_str(recipe, "recipe")
     prompt = passkey_prompt(tokenizer, n_tokens, depth, key, wording)
     device = next(model.parameters()).device
     start = time.perf_counter()
@@ -253,7 +287,19 @@ def load_passkey_grid() -> dict[str, Any]:
 
 
 def passkey_scores(trials: list[dict[str, Any]]) -> dict[str, dict[int, float]]:
-    """Share of needles found, ``recipe → {length: share}``, from a grid's trials."""
+    """Share of needles found, ``recipe → {length: share}``, from a grid's trials.
+
+    Each trial is a dict with at least ``"recipe"``, ``"n_tokens"`` and ``"found"`` (as
+    :meth:`PasskeyResult.as_dict` writes them); an empty list gives an empty dict.
+    """
+    if not isinstance(trials, list):
+        raise TypeError(f"trials must be a list of dicts (a grid's 'trials'), got {type(trials).__name__}.")
+    for trial in trials:
+        if not isinstance(trial, dict) or not {"recipe", "n_tokens", "found"} <= set(trial):
+            raise ValueError(
+                "each trial must be a dict with 'recipe', 'n_tokens' and 'found' (as PasskeyResult.as_dict() "
+                f"writes it), got {trial!r}."
+            )
     found: dict[str, dict[int, list[bool]]] = {}
     for trial in trials:
         found.setdefault(trial["recipe"], {}).setdefault(trial["n_tokens"], []).append(bool(trial["found"]))

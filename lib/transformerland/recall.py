@@ -21,7 +21,7 @@ import math
 import torch
 
 from ._validation import require_positive_int
-from .tasks import Batch
+from .tasks import Batch, _sample_sizes
 
 __all__ = ["LookupTask"]
 
@@ -60,8 +60,7 @@ class LookupTask:
 
     def sample(self, batch_size: int, length: int, generator: torch.Generator) -> Batch:
         """A :class:`~transformerland.tasks.Batch` of ``(batch_size, length)``; ``mask`` marks the answers."""
-        batch_size = require_positive_int(batch_size, "batch_size")
-        length = require_positive_int(length, "length")
+        batch_size, length = _sample_sizes(batch_size, length, generator)
         entries = length // 2
         if entries < 1 or length < 3:
             raise ValueError(f"length must be at least 3 (one entry and one question), got {length}.")
