@@ -133,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
             break
         trials.append(passkey_trial(model, tokenizer, n, depth, key, recipes[name], name, wording=wording).as_dict())
     run = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": "python -m benchmarks.passkey_grid " + shlex.join(argv if argv is not None else sys.argv[1:]),
         "device": device_name(device),
         "dtype": "float32",
