@@ -32,8 +32,8 @@ PLANS = {
 
 
 @cache
-def losses(plan: str, seed: int, steps: int = 240) -> tuple[float, ...]:
-    """The chapter's model and recipe (240 steps, warm-up 48) with this plan; losses at 32, 64, 128, 256."""
+def losses(plan: str, seed: int, steps: int = 200) -> tuple[float, ...]:
+    """The chapter's model and recipe (200 steps, warm-up 48) with this plan; losses at 32, 64, 128, 256."""
     config = TransformerConfig(TASK.vocab_size, position="rope", **SIZE)
     model = apply_layer_plan(TinyTransformer(config, seed=seed), PLANS[plan])
     train(

@@ -4,7 +4,9 @@ Modules, one idea each:
 
 - :mod:`~transformerland.attention`: scaled dot-product and multi-head self-attention;
 - :mod:`~transformerland.symmetry`: shuffling tokens and measuring what changes;
-- :mod:`~transformerland.encodings`: the position schemes (sinusoidal, learned, rotary, ALiBi) and RoPE's variants;
+- :mod:`~transformerland.encodings`: the position schemes (sinusoidal, learned, rotary, ALiBi) and RoPE's variants:
+  long-context recipes (``rope_scaling``), partial rotary and p-RoPE (``partial_rotary``), M-RoPE (``mrope``),
+  axial 2D RoPE and resampled ViT tables (``axial``);
 - :mod:`~transformerland.layer_plans`: a position scheme, base and window per layer (NoPE layers, local and global);
 - :mod:`~transformerland.mla`: multi-head latent attention's cache and its decoupled rotary key;
 - :mod:`~transformerland.model`: a tiny transformer built from one ``TransformerConfig``;

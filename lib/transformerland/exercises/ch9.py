@@ -75,7 +75,7 @@ def _partial_mistakes(case: Case) -> list[Mistake]:
         Mistake(
             sinusoid_frequencies(head_dim, base)[: width // 2],
             "these are the first r/2 frequencies of the whole head: space them over the rotated width r, "
-            "θ_i = base^(-2i/r), so that the slowest rotated pair is as slow as a full head's.",
+            "θ_i = base^(-2i/r), so that the rotated pairs span nearly the full head's range of speeds.",
         ),
         Mistake(
             sinusoid_frequencies(2 * width, base)[: width // 2],
