@@ -50,7 +50,6 @@ __all__ = [
     "VISIBILITIES",
     "Answer",
     "Case",
-    "CheckedByCode",
     "Exercise",
     "ForbiddenCall",
     "compare",
@@ -58,10 +57,7 @@ __all__ = [
     "forbidding",
     "number_answer",
     "numbers_answer",
-    "raise_again",
     "same_answer",
-    "same_call",
-    "write_back",
 ]
 
 #: When Gradescope shows a test's result to the student.
@@ -410,31 +406,6 @@ class Exercise:
         return checker
 
 
-def write_back(answer: Answer, args: tuple[Any, ...]) -> None:
-    """Change ``args`` as the recorded call changed its own (tensors copied into, lists refilled)."""
-    for given, left in zip(args, answer.after or (), strict=False):
-        if hasattr(given, "copy_") and hasattr(left, "shape") and given.shape == left.shape:
-            given.copy_(left)
-        elif isinstance(given, list) and isinstance(left, list):
-            given[:] = left
-
-
-def raise_again(answer: Answer) -> Any:
-    """The answer's value, or its raise raised again by name: how a recorded call behaves when replayed."""
-    if answer.forbidden:
-        raise ForbiddenCall(answer.forbidden)
-    if not answer.raised:
-        return answer.value
-    if answer.raised == "NotImplementedError":
-        raise NotImplementedError(answer.message)
-    raise type(answer.raised, (Exception,), {})(answer.message)
-
-
-def same_call(case: Case, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
-    """Whether a recorded call had exactly these arguments (tensors equal in dtype, shape and values)."""
-    return _same((case.args, dict(case.kwargs)), (tuple(args), dict(kwargs)))
-
-
 def _same(a: Any, b: Any) -> bool:
     if hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "dtype"):
         import torch
@@ -445,43 +416,3 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return type(a) is type(b) and (a == b or (a != a and b != b))  # nan equals nan here
-
-
-@dataclass(frozen=True)
-class CheckedByCode:
-    """A coding exercise whose checker is still written as code (``checker(fn)``) rather than as cases.
-
-    The grader records it: the checker runs in the sandbox on the student's function, every call is kept with
-    its answer (:func:`transformerland.exercises.harness.record`), and :meth:`replay` runs the same checker
-    again in the grader's process on those answers, a call whose arguments differ from the recorded ones
-    getting no answer. Its cases are the notebook's own, not hidden ones: turn it into an :class:`Exercise`
-    for that.
-    """
-
-    label: str
-    what: str
-    checker: str
-    function: str
-    signature: str
-    code: Callable[[Any], CheckResult]
-    points: float = 1.0
-    forbids: tuple[str, ...] = ()
-    visibility: str = "visible"
-
-    def replay(self, calls: Sequence[tuple[Case, Answer]]) -> CheckResult:
-        """The checker's verdict on the recorded ``calls``, decided here."""
-        import contextlib
-        import io
-
-        position = 0
-
-        def replayed(*args: Any, **kwargs: Any) -> Any:
-            nonlocal position
-            if position >= len(calls) or not same_call(calls[position][0], args, kwargs):
-                raise LookupError("no answer came back from the sandbox for this call")
-            position += 1
-            write_back(calls[position - 1][1], args)
-            return raise_again(calls[position - 1][1])
-
-        with contextlib.redirect_stdout(io.StringIO()):
-            return self.code(replayed)
