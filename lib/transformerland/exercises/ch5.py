@@ -221,15 +221,7 @@ def _judge_steps(check: Check, spec: Exercise, case: Case, got: Any, expected: i
         "return an int (a number of steps) or None when the target is never reached.",
     )
     mistakes = [m for m in spec.mistakes(case) if m.answer != expected] if case.mistakes else []
-    compare(
-        check,
-        spec,
-        Case(case.args, problem=case.problem.format(got=got), hint=case.hint),
-        got,
-        expected,
-        None,
-        mistakes,
-    )
+    compare(check, spec, case, got, expected, None, mistakes)
 
 
 STEPS_TO_REACH = Exercise(

@@ -15,7 +15,7 @@ from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
 from .checking import Check, Mistake, tensors_close
-from .spec import Case, Exercise, compare, numbers_answer
+from .spec import Case, Exercise, cases_of, compare, numbers_answer
 
 __all__ = [
     "ALIBI_SLOPES",
@@ -193,7 +193,7 @@ def _slope_mistakes(n_heads: int) -> list[Mistake]:
 
 def _slope_cases(seed: int) -> list[Case]:
     counts = (8, 4, 16, 2, 1) if seed == 0 else (4, (2, 16, 32)[seed % 3], 8, 1)
-    return [Case((n,), problem=f"the slopes for {n} heads are not ALiBi's") for n in counts]
+    return cases_of([(n,) for n in counts], "the slopes for {0} heads are not ALiBi's")
 
 
 ALIBI_SLOPES = Exercise(
@@ -216,14 +216,7 @@ ALIBI_SLOPES = Exercise(
 
 def _position_cases(seed: int) -> list[Case]:
     calls = ((256, 64), (100, 30), (48, 48), (10, 64)) if seed == 0 else ((200 + seed % 50, 50), (33, 33), (12, 40))
-    return [
-        Case(
-            call,
-            problem=f"the positions for {call[0]} tokens with a trained length of {call[1]} are not the "
-            "interpolated ones",
-        )
-        for call in calls
-    ]
+    return cases_of(calls, "the positions for {0} tokens with a trained length of {1} are not the interpolated ones")
 
 
 def _position_mistakes(case: Case) -> list[Mistake]:

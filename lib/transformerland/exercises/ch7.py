@@ -16,7 +16,7 @@ import torch
 from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
 from .checking import Check, CheckFailed, Mistake
-from .spec import Case, Exercise, compare
+from .spec import Case, Exercise, cases_of, compare
 
 __all__ = [
     "EXERCISES",
@@ -215,14 +215,7 @@ def _turn_cases(seed: int) -> list[Case]:
         if seed == 0
         else [(random.Random(seed).choice([32, 64, 128]), 10_000.0, 256 + seed % 4000), (16, 500.0, 50 + seed % 30)]
     )
-    return [
-        Case(
-            call,
-            problem=f"for d = {call[0]}, base {call[1]:g} and a context of {call[2]} tokens the pairs are not the "
-            "right ones",
-        )
-        for call in calls
-    ]
+    return cases_of(calls, "for d = {0}, base {1:g} and a context of {2} tokens the pairs are not the right ones")
 
 
 def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:

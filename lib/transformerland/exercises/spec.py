@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import random
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -52,12 +53,15 @@ __all__ = [
     "Case",
     "Exercise",
     "ForbiddenCall",
+    "cases_of",
     "compare",
     "default_judge",
+    "drawn",
     "forbidding",
     "number_answer",
     "numbers_answer",
     "same_answer",
+    "tensor_answer",
 ]
 
 #: When Gradescope shows a test's result to the student.
@@ -199,6 +203,18 @@ def _show(value: Any) -> str:
 Judge = Callable[[Check, "Exercise", Case, Any, Any], None]
 
 
+def drawn(seed: int, public: Any, hidden: Callable[[random.Random], Any]) -> Any:
+    """``public`` for the notebook's seed; for any other, ``hidden(random.Random(seed))``: the grader's draw."""
+    return public if seed == PUBLIC_SEED else hidden(random.Random(seed))
+
+
+def cases_of(calls: Sequence[Sequence[Any]], problem: str = "the values are wrong", **fields: Any) -> list[Case]:
+    """One :class:`Case` per call (its positional arguments); ``problem`` is formatted with them (``{0}``,
+    ``{1:g}``, …; a ``{got}`` is left for :func:`compare` to fill with the answer). ``fields``: the rest of each
+    case."""
+    return [Case(tuple(call), problem=problem.format(*call, got="{got}"), **fields) for call in calls]
+
+
 def compare(
     check: Check,
     spec: Exercise,
@@ -219,7 +235,8 @@ def compare(
         return
     if mistakes is None:
         mistakes = spec.mistakes(case) if case.mistakes else []
-    check.fail(case.problem, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
+    problem = case.problem.format(got=got) if "{got" in case.problem else case.problem
+    check.fail(problem, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
 
 
 def default_judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
@@ -252,6 +269,26 @@ def numbers_answer(what: str, shape_hint: str = "return {what} of shape {shape}.
             shape_hint.format(what=what, shape=shape, n=shape[0] if shape else 1),
         )
         compare(check, spec, case, got, expected.to(got.dtype))
+
+    return judge
+
+
+def tensor_answer(
+    tensor_hint: str,
+    shape_hint: str,
+    shape_problem: str = "for {call} it returned shape {got}; expected {expected}",
+    convert: Callable[[Any, Any], Any] = lambda got, expected: got.to(expected.dtype),
+) -> Judge:
+    """A judge for an answer that is a tensor of the reference's shape: a tensor (else ``tensor_hint``), the
+    shape (else ``shape_problem`` with ``{call}``, ``{got}``, ``{expected}`` and ``{first}``, the first argument's
+    shape, filled in, and ``shape_hint``), then ``convert(answer, reference)`` compared."""
+
+    def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+        got = check.tensor(got, hint=tensor_hint)
+        shape, first = tuple(expected.shape), tuple(getattr(case.args[0], "shape", ()))
+        problem = shape_problem.format(call=case.shown(), got=tuple(got.shape), expected=shape, first=first)
+        check.shape(got, shape, problem, hint=shape_hint)
+        compare(check, spec, case, convert(got.detach(), expected), expected)
 
     return judge
 
