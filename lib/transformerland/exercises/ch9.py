@@ -15,7 +15,7 @@ from ..encodings.partial_rotary import partial_frequencies, rotary_width
 from ..encodings.rope_scaling import rope_frequencies
 from ..encodings.sinusoidal import sinusoid_frequencies
 from ..mla import kv_cache_per_token
-from .checking import Mistake, numbers_close, tensors_close
+from .checking import Mistake, numbers_close, tensors_close, tensors_equal
 from .spec import Case, Exercise, Judge, number_answer, tensor_answer
 
 __all__ = [
@@ -212,7 +212,7 @@ MROPE_POSITION_IDS = Exercise(
     signature="(text_before: int, grid_h: int, grid_w: int, text_after: int) -> LongTensor (3, T)",
     cases=_mrope_cases,
     reference=_mrope_reference,
-    tolerance=lambda got, expected: bool(torch.equal(got, expected)),
+    tolerance=tensors_equal,
     mistakes=_mrope_mistakes,
     hint="text gets (p, p, p); the image at p gets (p, p + row, p + col), row-major; then text goes on at max + 1.",
     judge=tensor_answer(

@@ -48,6 +48,7 @@ __all__ = [
     "numbers_close",
     "spot_mistake",
     "tensors_close",
+    "tensors_equal",
 ]
 
 #: Matches a verdict line; the bulk grader reads submissions' outputs with it.
@@ -115,6 +116,13 @@ def tensors_close(atol: float, rtol: float = 0.0) -> Callable[[torch.Tensor, tor
         return a.shape == b.shape and torch.allclose(a, b, atol=atol, rtol=rtol)
 
     return close
+
+
+def tensors_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """The same shape and exactly the same values (ids, indices, row orders)."""
+    import torch
+
+    return a.shape == b.shape and bool(torch.equal(a, b))
 
 
 def numbers_close(rel_tol: float, abs_tol: float = 0.0) -> Callable[[float, float], bool]:
@@ -194,6 +202,20 @@ class Check:
             f"it returned a {type(value).__name__}, which is not a list of numbers",
             f"return {what} as a torch.Tensor (a list of floats works too).",
         )
+
+    def integers(self, value: object, what: str) -> torch.Tensor:
+        """``value`` (a tensor, list or array of whole numbers) as a long tensor; else stop, asking for ``what``."""
+        import torch
+
+        tensor = self.convert(
+            value,
+            lambda v: torch.as_tensor(v).detach().cpu(),
+            f"it returned a {type(value).__name__}, which is not a tensor of whole numbers",
+            f"return {what} as a torch.Tensor of integers.",
+        )
+        if tensor.dtype.is_floating_point and not bool((tensor == tensor.round()).all()):
+            self.fail(f"{what} are not whole numbers", "positions and indices count in whole steps: 0, 1, 2, …")
+        return tensor.long()
 
     def number(self, value: object, what: str) -> float:
         """``value`` (an int, a float or a one-element tensor) as a float; otherwise stop, asking for ``what``."""
