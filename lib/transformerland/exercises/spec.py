@@ -253,21 +253,24 @@ def number_answer(what: str) -> Judge:
     return judge
 
 
-def numbers_answer(what: str, shape_hint: str = "return {what} of shape {shape}.") -> Judge:
+def numbers_answer(
+    what: str,
+    shape_hint: str = "return {what} of shape {shape}.",
+    shape_problem: str = "for {call} it returned shape {got}",
+) -> Judge:
     """A judge for an answer that is a tensor (or list) of numbers of the reference's shape.
 
-    ``what`` names the answer; ``shape_hint`` is the hint for a wrong shape, with ``{what}``, ``{shape}`` and
-    ``{n}`` (the reference's length) filled in.
+    ``what`` names the answer; ``shape_problem`` and ``shape_hint`` are the verdict on a wrong shape, with
+    ``{what}``, ``{call}``, ``{got}`` (the answer's shape), ``{shape}`` and ``{n}`` (the reference's shape and
+    length) filled in.
     """
 
     def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
         got = check.numbers(got, what)
         shape = tuple(expected.shape)
-        check.that(
-            tuple(got.shape) == shape,
-            f"for {case.shown()} it returned shape {tuple(got.shape)}",
-            shape_hint.format(what=what, shape=shape, n=shape[0] if shape else 1),
-        )
+        fields = {"what": what, "call": case.shown(), "got": tuple(got.shape), "shape": shape}
+        fields["n"] = shape[0] if shape else 1
+        check.that(tuple(got.shape) == shape, shape_problem.format(**fields), shape_hint.format(**fields))
         compare(check, spec, case, got, expected.to(got.dtype))
 
     return judge
