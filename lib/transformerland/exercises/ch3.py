@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from .checking import Check, Mistake
-from .spec import Case, Exercise, compare
+from .spec import Case, Exercise, int_answer
 
 __all__ = [
     "EXERCISES",
@@ -213,15 +213,6 @@ def _count_mistakes(case: Case) -> list[Mistake]:
     ]
 
 
-def _judge_count(check: Check, spec: Exercise, case: Case, got: Any, expected: int) -> None:
-    check.that(
-        isinstance(got, int) and not isinstance(got, bool),
-        f"count{case.args!r} returned {got!r} ({type(got).__name__}), not an int",
-        "return a plain Python int (use int(...) around a tensor or a float).",
-    )
-    compare(check, spec, case, got, expected)
-
-
 POSITION_PARAMETERS = Exercise(
     label="ex-3-2",
     what="parameter counts",
@@ -231,7 +222,10 @@ POSITION_PARAMETERS = Exercise(
     cases=_count_cases,
     reference=_count_reference,
     mistakes=_count_mistakes,
-    judge=_judge_count,
+    judge=int_answer(
+        "count{args!r} returned {got!r} ({kind}), not an int",
+        "return a plain Python int (use int(...) around a tensor or a float).",
+    ),
 )
 
 #: Every exercise of the chapter with a checker, in order.

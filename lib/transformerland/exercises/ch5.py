@@ -16,7 +16,7 @@ import torch
 
 from ..remedies import interpolate_table, window_spans
 from .checking import Check, Mistake
-from .spec import Case, Exercise, compare
+from .spec import Case, Exercise, int_answer
 
 __all__ = [
     "EXERCISES",
@@ -214,16 +214,6 @@ def _steps_mistakes(case: Case) -> list[Mistake]:
     ]
 
 
-def _judge_steps(check: Check, spec: Exercise, case: Case, got: Any, expected: int | None) -> None:
-    check.that(
-        got is None or (isinstance(got, int) and not isinstance(got, bool)),
-        f"the answer {got!r} is a {type(got).__name__}, not a whole number of steps (or None)",
-        "return an int (a number of steps) or None when the target is never reached.",
-    )
-    mistakes = [m for m in spec.mistakes(case) if m.answer != expected] if case.mistakes else []
-    compare(check, spec, case, got, expected, None, mistakes)
-
-
 STEPS_TO_REACH = Exercise(
     label="ex-5-3",
     what="steps to reach a target loss",
@@ -234,7 +224,11 @@ STEPS_TO_REACH = Exercise(
     cases=_steps_cases,
     reference=_steps,
     mistakes=_steps_mistakes,
-    judge=_judge_steps,
+    judge=int_answer(
+        "the answer {got!r} is a {kind}, not a whole number of steps (or None)",
+        "return an int (a number of steps) or None when the target is never reached.",
+        none=True,
+    ),
 )
 
 check_steps_to_reach = STEPS_TO_REACH.checker_function()

@@ -58,6 +58,7 @@ __all__ = [
     "default_judge",
     "drawn",
     "forbidding",
+    "int_answer",
     "number_answer",
     "numbers_answer",
     "same_answer",
@@ -249,6 +250,21 @@ def number_answer(what: str) -> Judge:
 
     def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
         compare(check, spec, case, check.number(got, what), expected)
+
+    return judge
+
+
+def int_answer(problem: str, hint: str, none: bool = False) -> Judge:
+    """A judge for an answer that is a whole number: a Python int (not a bool), or ``None`` where ``none``.
+
+    Any other answer stops with ``problem`` (``{got!r}``, ``{kind}``, its type's name, and ``{args!r}``, the
+    call's arguments, filled in) and ``hint``.
+    """
+
+    def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+        whole = (got is None and none) or (isinstance(got, int) and not isinstance(got, bool))
+        check.that(whole, problem.format(got=got, kind=type(got).__name__, args=case.args), hint)
+        compare(check, spec, case, got, expected)
 
     return judge
 
