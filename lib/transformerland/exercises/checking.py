@@ -1,25 +1,14 @@
-"""The toolkit every checker is built from: run a student's function, compare, name the mistake.
+"""The toolkit the specs' judges are built from: check an answer, compare it, name the mistake.
 
-A checker is written as::
+A spec's judge (:mod:`~transformerland.exercises.spec`) records its checks on a :class:`Check`::
 
-    close = tensors_close(atol=1e-4)
-    MISTAKE_HINT = "the sines and cosines are swapped: sin comes first in each pair."
-
-    def check_something(fn):
-        with Check("ex-2-1", "sinusoidal encoding") as check:
-            got = check.call(fn, 8, 4)                       # a raised exception becomes a verdict
-            table = check.convert(got, as_float64, "it returned no numbers", "return a tensor")
-            check.shape(table, (8, 4), "the table has the wrong shape", "rows are positions ...")
-            mistakes = [Mistake(swapped_table(8, 4), MISTAKE_HINT), ...]   # what each slip returns
-            check.that(
-                close(table, expected),
-                "the values are wrong",
-                hint_for(table, mistakes, close, fallback="compare one entry with the formula"),
-            )
-        return check.result
+    def judge(check, spec, case, got, expected):
+        table = check.numbers(got, "the table")            # not numbers: NOT YET, asking for them
+        check.shape(table, expected.shape, "the table has the wrong shape", "rows are positions ...")
+        compare(check, spec, case, table, expected)         # close, or the hint of the Mistake it matches
 
 The first failed check ends it with a NOT YET verdict naming the problem and the hint; when
-every check holds, the verdict is PASSED and says how many checks agreed. A new checker is
+every check holds, the verdict is PASSED and says how many checks agreed. A new exercise is
 then mostly its list of :class:`Mistake` entries: what each typical slip returns, and the hint
 that names it.
 """
