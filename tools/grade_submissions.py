@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from transformerland.exercises.codec import decode, encode, from_bytes, to_bytes
-from transformerland.exercises.spec import Answer, Case, CheckedByCode, Exercise
+from transformerland.exercises.spec import Answer, Exercise
 
 from tools import book
 from tools.exercises import checker_called, checkers, gates
@@ -57,8 +57,6 @@ COLUMNS = ["student", "notebook", "exercise", "verdict", "message", "hint", "poi
 SIZE_LIMIT = 50 * 2**20
 #: Characters a spreadsheet reads as the start of a formula.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-Spec = Exercise | CheckedByCode
 
 
 class Unreadable(ValueError):
@@ -71,13 +69,13 @@ class Chapter:
 
     number: int
     path: Path
-    expected: dict[str, Spec | None]
+    expected: dict[str, Exercise | None]
 
 
 # --- the instructor's side: chapters and specs ----------------------------------------------------------
 
 
-def load_specs(package: str, number: int) -> dict[str, Spec]:
+def load_specs(package: str, number: int) -> dict[str, Exercise]:
     """The specs of chapter ``number``: ``<package>.ch<number>.EXERCISES`` by label (none if no such module).
 
     ``package`` is a dotted name (``transformerland.exercises``) or a folder holding ``ch<N>.py`` modules.
@@ -165,15 +163,12 @@ def job(chapter: Chapter, cells: list[str], seed: int, cell_timeout: int) -> dic
         if spec is None:
             continue
         entry: dict[str, Any] = {"label": label, "function": spec.function, "forbids": list(spec.forbids)}
-        if isinstance(spec, CheckedByCode):
-            entry["legacy"] = f"{spec.code.__module__}:{spec.code.__name__}"
-        else:
-            entry["cases"] = [
-                {"args": encode(case.args, tensors), "kwargs": encode(dict(case.kwargs), tensors)}
-                for case in spec.cases(seed)
-            ]
-            if spec.probe is not None:  # the probe runs in the sandbox: it must be the library's own
-                entry["spec"] = _reference_to(spec)
+        entry["cases"] = [
+            {"args": encode(case.args, tensors), "kwargs": encode(dict(case.kwargs), tensors)}
+            for case in spec.cases(seed)
+        ]
+        if spec.probe is not None:  # the probe runs in the sandbox: it must be the library's own
+            entry["spec"] = _reference_to(spec)
         exercises.append(entry)
     return {"cells": cells, "cell_timeout": cell_timeout, "exercises": exercises, "tensors": to_bytes(tensors)}
 
@@ -187,7 +182,7 @@ def _reference_to(spec: Exercise) -> str:
     raise ValueError(f"{spec.label}: a spec with a probe must be a module-level name of the library.")
 
 
-def decide(spec: Spec | None, entry: dict[str, Any] | None, tensors: dict, seed: int) -> tuple[str, str, str]:
+def decide(spec: Exercise | None, entry: dict[str, Any] | None, tensors: dict, seed: int) -> tuple[str, str, str]:
     """The verdict, message and hint for one exercise, from what came back from the sandbox."""
     if spec is None:
         return "ERROR", "no spec for this exercise in the grader's library", ""
@@ -202,11 +197,7 @@ def decide(spec: Spec | None, entry: dict[str, Any] | None, tensors: dict, seed:
     try:
         calls = entry.get("calls", [])
         answers = [_answer(call, tensors) for call in calls]
-        if isinstance(spec, CheckedByCode):
-            cases = [Case(decode(c["args"], tensors), decode(c["kwargs"], tensors)) for c in calls]
-            result = spec.replay(list(zip(cases, answers, strict=True)))
-        else:
-            result = spec.grade(answers, seed)
+        result = spec.grade(answers, seed)
     except Exception as error:  # odd data from the sandbox costs this exercise its verdict, not the whole file
         return "ERROR", f"the answers came back garbled ({type(error).__name__})", ""
     return ("PASSED" if result else "NOT YET"), result.message, result.hint

@@ -7,9 +7,9 @@ the notebook's checker, ``check_…(fn)``, which runs the public cases and print
 ``ex-<chapter>-<n> · PASSED · …`` or ``ex-<chapter>-<n> · NOT YET · …`` followed by a hint, and returns a
 :class:`CheckResult` (truthy when the exercise passed); and it serves the bulk grader and the Gradescope
 autograder, which run the student's function on hidden cases in a sandbox
-(:mod:`~transformerland.exercises.harness`) and decide in their own process. Checkers not yet turned into
-specs are :class:`~transformerland.exercises.spec.CheckedByCode`, built from the toolkit in
-:mod:`~transformerland.exercises.checking`. The verdict is never the reference solution.
+(:mod:`~transformerland.exercises.harness`) and decide in their own process. Every coding exercise is a
+spec; :mod:`~transformerland.exercises.checking` holds the toolkit they are judged with. The verdict is never
+the reference solution.
 """
 
 from .checking import *  # noqa: F403 (the toolkit, under its own names)

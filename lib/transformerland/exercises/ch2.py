@@ -11,18 +11,18 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from ..encodings.sinusoidal import sinusoid_frequencies, sinusoidal_encoding, tensor2tensor_frequencies
-from .checking import Check, CheckResult, Mistake, numbers_close, spot_mistake, tensors_close
-from .spec import Case, CheckedByCode, Exercise
+from .checking import Check, Mistake, numbers_close, spot_mistake, tensors_close
+from .spec import Case, Exercise
 
 __all__ = [
     "EXERCISES",
     "FIRST_NEAR_REPEAT",
+    "SINUSOIDAL_ENCODING",
     "TABLE_TOLERANCE",
     "WAVELENGTH",
     "check_first_near_repeat",
@@ -163,10 +163,9 @@ def _as_table(check: Check, got: object, shape: tuple[int, int], call: str) -> t
     return table
 
 
-def check_sinusoidal_encoding(fn: Callable[..., object]) -> CheckResult:
-    """ex-2-1: ``fn(num_positions, d_model, base=10000.0, layout="interleaved")`` builds the table from the formula."""
-    cases: list[tuple[int, int, float | None, str | None]] = [
-        (16, 8, None, None),  # the defaults: base 10000, interleaved
+def _table_cases(seed: int) -> list[Case]:
+    """The defaults, small and large tables, an odd base, both layouts; other sizes and bases for other seeds."""
+    calls: list[tuple[int, int, float, str]] = [
         (50, 64, 10000.0, "interleaved"),
         (12, 6, 10000.0, "interleaved"),
         (1, 2, 10000.0, "interleaved"),
@@ -174,31 +173,56 @@ def check_sinusoidal_encoding(fn: Callable[..., object]) -> CheckResult:
         (16, 8, 10000.0, "concatenated"),
         (30, 12, 10.0, "concatenated"),
     ]
-    with Check("ex-2-1", "sinusoidal table, both layouts") as check:
-        for num_positions, d_model, base, layout in cases:
-            if base is None:
-                got = check.call(fn, num_positions, d_model)
-                base, layout, call = 10000.0, "interleaved", f"fn({num_positions}, {d_model})"
-            else:
-                got = check.call(fn, num_positions, d_model, base=base, layout=layout)
-                call = f"fn({num_positions}, {d_model}, base={base}, layout={layout!r})"
-            table = _as_table(check, got, (num_positions, d_model), call)
-            expected = sinusoidal_encoding(num_positions, d_model, base, layout).double()
-            worst = float((table - expected).abs().max())
-            problem, hint = "", ""
-            if worst > TABLE_TOLERANCE:
-                row, column = divmod(int((table - expected).abs().argmax()), d_model)
-                unknown = Mistake(
-                    None,
-                    problem=f"differs from the formula by up to {worst:.3g}, first at position {row}, column {column}",
-                    hint="column 2i holds sin(pos / base^(2i/d)) and column 2i+1 holds cos of the same angle; "
-                    "compute that one entry by hand and compare.",
-                )
-                mistakes = _known_mistakes(num_positions, d_model, base, layout)
-                found = spot_mistake(table, mistakes, _tables_close, unknown)
-                problem, hint = found.problem, found.hint
-            check.that(worst <= TABLE_TOLERANCE, f"{call}: {problem}", hint)
-    return check.result
+    first = (16, 8)
+    if seed != 0:
+        draw = random.Random(seed)
+        first = (draw.randrange(8, 24), 2 * draw.randrange(2, 6))
+        calls = [
+            (draw.randrange(30, 70), 2 * draw.randrange(16, 40), 10000.0, "interleaved"),
+            (draw.randrange(8, 16), 2 * draw.randrange(2, 5), 10000.0, "interleaved"),
+            (1, 2, 10000.0, "interleaved"),
+            (draw.randrange(30, 50), 8, draw.choice([100.0, 500.0, 2000.0]), "interleaved"),
+            (draw.randrange(10, 20), 2 * draw.randrange(3, 6), 10000.0, "concatenated"),
+            (draw.randrange(20, 40), 12, draw.choice([5.0, 10.0, 50.0]), "concatenated"),
+        ]
+    return [Case(first)] + [Case((n, d), {"base": base, "layout": layout}) for n, d, base, layout in calls]
+
+
+def _judge_table(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    (num_positions, d_model), base = case.args, case.kwargs.get("base", 10000.0)
+    layout = case.kwargs.get("layout", "interleaved")
+    call = f"fn({num_positions}, {d_model}" + (f", base={base}, layout={layout!r})" if case.kwargs else ")")
+    table = _as_table(check, got, (num_positions, d_model), call)
+    difference = (table - expected.double()).abs()
+    worst = float(difference.max())
+    problem, hint = "", ""
+    if worst > TABLE_TOLERANCE:
+        row, column = divmod(int(difference.argmax()), d_model)
+        unknown = Mistake(
+            None,
+            problem=f"differs from the formula by up to {worst:.3g}, first at position {row}, column {column}",
+            hint="column 2i holds sin(pos / base^(2i/d)) and column 2i+1 holds cos of the same angle; "
+            "compute that one entry by hand and compare.",
+        )
+        mistakes = _known_mistakes(num_positions, d_model, base, layout)
+        found = spot_mistake(table, mistakes, _tables_close, unknown)
+        problem, hint = found.problem, found.hint
+    check.that(worst <= TABLE_TOLERANCE, f"{call}: {problem}", hint)
+
+
+SINUSOIDAL_ENCODING = Exercise(
+    label="ex-2-1",
+    what="sinusoidal table, both layouts",
+    checker="check_sinusoidal_encoding",
+    function="my_sinusoidal_encoding",
+    signature='(num_positions, d_model, base=10000.0, layout="interleaved") -> Tensor (num_positions, d_model): '
+    "the table from the formula",
+    cases=_table_cases,
+    reference=sinusoidal_encoding,
+    judge=_judge_table,
+)
+
+check_sinusoidal_encoding = SINUSOIDAL_ENCODING.checker_function()
 
 
 def _reference_wavelength(column: int, d_model: int, base: float) -> float:
@@ -364,17 +388,5 @@ FIRST_NEAR_REPEAT = Exercise(
 check_first_near_repeat = FIRST_NEAR_REPEAT.checker_function()
 
 
-#: Every exercise of the chapter with a checker, in order (checkers still written as code: see
-#: :class:`~transformerland.exercises.spec.CheckedByCode`).
-EXERCISES = [
-    CheckedByCode(
-        "ex-2-1",
-        "sinusoidal table, both layouts",
-        "check_sinusoidal_encoding",
-        "my_sinusoidal_encoding",
-        '``fn(num_positions, d_model, base=10000.0, layout="interleaved")`` builds the table from the formula.',
-        check_sinusoidal_encoding,
-    ),
-    WAVELENGTH,
-    FIRST_NEAR_REPEAT,
-]
+#: Every exercise of the chapter with a checker, in order.
+EXERCISES = [SINUSOIDAL_ENCODING, WAVELENGTH, FIRST_NEAR_REPEAT]

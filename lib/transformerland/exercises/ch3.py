@@ -13,7 +13,7 @@ import torch
 from torch import nn
 
 from .checking import Check, Mistake
-from .spec import Case, Exercise, compare
+from .spec import Case, Exercise, int_answer
 
 __all__ = [
     "EXERCISES",
@@ -192,11 +192,10 @@ _SCHEME_HINTS = {
 
 def _count_cases(seed: int) -> list[Case]:
     sizes = [(512, 768), (1024, 768), (24, 64), (1, 3)] if seed == 0 else [(300 + seed % 97, 96), (7, 5 + seed % 11)]
-    cases = [Case(("learned", n, d)) for n, d in sizes]
-    cases += [Case(("sinusoidal", 512, 768)), Case(("none", 512, 768))]
+    calls = [("learned", n, d) for n, d in sizes] + [("sinusoidal", 512, 768), ("none", 512, 768)]
     return [
-        Case(c.args, problem=f"count{c.args!r} returned {{got}}, which is not right", hint=_SCHEME_HINTS[c.args[0]])
-        for c in cases
+        Case(call, problem=f"count{call!r} returned {{got}}, which is not right", hint=_SCHEME_HINTS[call[0]])
+        for call in calls
     ]
 
 
@@ -214,15 +213,6 @@ def _count_mistakes(case: Case) -> list[Mistake]:
     ]
 
 
-def _judge_count(check: Check, spec: Exercise, case: Case, got: Any, expected: int) -> None:
-    check.that(
-        isinstance(got, int) and not isinstance(got, bool),
-        f"count{case.args!r} returned {got!r} ({type(got).__name__}), not an int",
-        "return a plain Python int (use int(...) around a tensor or a float).",
-    )
-    compare(check, spec, Case(case.args, problem=case.problem.format(got=got), hint=case.hint), got, expected)
-
-
 POSITION_PARAMETERS = Exercise(
     label="ex-3-2",
     what="parameter counts",
@@ -232,7 +222,10 @@ POSITION_PARAMETERS = Exercise(
     cases=_count_cases,
     reference=_count_reference,
     mistakes=_count_mistakes,
-    judge=_judge_count,
+    judge=int_answer(
+        "count{args!r} returned {got!r} ({kind}), not an int",
+        "return a plain Python int (use int(...) around a tensor or a float).",
+    ),
 )
 
 #: Every exercise of the chapter with a checker, in order.

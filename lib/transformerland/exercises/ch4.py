@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from .checking import Check, Mistake, tensors_close
-from .spec import Case, Exercise, compare
+from .spec import Case, Exercise, tensor_answer
 
 __all__ = [
     "BERT_SUM",
@@ -112,19 +112,6 @@ def _sum_cases(seed: int) -> list[Case]:
     ]
 
 
-def _judge_sum(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
-    ids = case.args[0]
-    shape = tuple(expected.shape)
-    got = check.tensor(got, "return the (B, T, D) tensor itself.")
-    check.shape(
-        got,
-        shape,
-        f"for input_ids of shape {tuple(ids.shape)} the result has shape {tuple(got.shape)}, not {shape}",
-        "one row of width D per token: index each table with a (B, T) tensor of ids.",
-    )
-    compare(check, spec, case, got.detach().double(), expected)
-
-
 BERT_SUM = Exercise(
     label="ex-4-1",
     what="the three-way sum with LayerNorm",
@@ -138,7 +125,11 @@ BERT_SUM = Exercise(
     mistakes=lambda case: _bert_sum_cases(*case.args)[1],
     hint="look up one row per token in each table, add the three, then normalise each token's "
     "D values (mean 0, variance 1, eps inside the square root), scale by ln_weight and add ln_bias.",
-    judge=_judge_sum,
+    judge=tensor_answer(
+        "return the (B, T, D) tensor itself.",
+        "one row of width D per token: index each table with a (B, T) tensor of ids.",
+        "for input_ids of shape {first} the result has shape {got}, not {expected}",
+    ),
 )
 
 check_bert_sum = BERT_SUM.checker_function()

@@ -7,15 +7,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
-from .checking import Check, Mistake, tensors_close
-from .spec import Case, Exercise, compare, numbers_answer
+from .checking import Mistake, tensors_close
+from .spec import Case, Exercise, cases_of, numbers_answer
 
 __all__ = [
     "ALIBI_SLOPES",
@@ -127,17 +125,6 @@ def _rope_reference(x: torch.Tensor, position: float, base: float = 10000.0) -> 
     return apply_rotary(x[None], torch.tensor([float(position)]), base)[0]
 
 
-def _judge_rope(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
-    d = len(case.args[0])
-    got = check.numbers(got, "the rotated vector")
-    check.that(
-        got.shape == expected.shape,
-        f"for a vector of width {d} it returned shape {tuple(got.shape)}",
-        hint=f"return a vector of the same width d = {d}: one rotated pair for every pair of x.",
-    )
-    compare(check, spec, case, got, expected)
-
-
 ROPE_ROTATE = Exercise(
     label="ex-6-1",
     what="RoPE on one vector",
@@ -149,7 +136,11 @@ ROPE_ROTATE = Exercise(
     tolerance=_close,
     mistakes=lambda case: _rope_mistakes(case.args[0], float(case.args[1]), case.kwargs.get("base", 10000.0)),
     hint="pair (x[2i], x[2i+1]) turns by the angle position · base^(−2i/d).",
-    judge=_judge_rope,
+    judge=numbers_answer(
+        "the rotated vector",
+        "return a vector of the same width d = {n}: one rotated pair for every pair of x.",
+        "for a vector of width {n} it returned shape {got}",
+    ),
     changed_problem="your function changed its input vector in place",
     changed_hint="build a new tensor for the result instead of writing into x (x[0::2] = … edits x itself).",
 )
@@ -193,7 +184,7 @@ def _slope_mistakes(n_heads: int) -> list[Mistake]:
 
 def _slope_cases(seed: int) -> list[Case]:
     counts = (8, 4, 16, 2, 1) if seed == 0 else (4, (2, 16, 32)[seed % 3], 8, 1)
-    return [Case((n,), problem=f"the slopes for {n} heads are not ALiBi's") for n in counts]
+    return cases_of([(n,) for n in counts], "the slopes for {0} heads are not ALiBi's")
 
 
 ALIBI_SLOPES = Exercise(
@@ -216,14 +207,7 @@ ALIBI_SLOPES = Exercise(
 
 def _position_cases(seed: int) -> list[Case]:
     calls = ((256, 64), (100, 30), (48, 48), (10, 64)) if seed == 0 else ((200 + seed % 50, 50), (33, 33), (12, 40))
-    return [
-        Case(
-            call,
-            problem=f"the positions for {call[0]} tokens with a trained length of {call[1]} are not the "
-            "interpolated ones",
-        )
-        for call in calls
-    ]
+    return cases_of(calls, "the positions for {0} tokens with a trained length of {1} are not the interpolated ones")
 
 
 def _position_mistakes(case: Case) -> list[Mistake]:

@@ -15,8 +15,8 @@ import torch
 
 from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
-from .checking import Check, CheckFailed, Mistake
-from .spec import Case, Exercise, compare
+from .checking import Check, Mistake, tensors_equal
+from .spec import Case, Exercise, cases_of, compare
 
 __all__ = [
     "EXERCISES",
@@ -27,20 +27,6 @@ __all__ = [
     "check_position_ids",
     "check_turning_pairs",
 ]
-
-
-def _as_long(value: object, what: str) -> torch.Tensor:
-    """A returned tensor, list or array as a long tensor, or a NOT YET verdict."""
-    try:
-        tensor = torch.as_tensor(value).detach().cpu()
-    except (TypeError, ValueError, RuntimeError):
-        raise CheckFailed(
-            f"it returned a {type(value).__name__}, which is not a tensor of whole numbers",
-            f"return {what} as a torch.Tensor of integers.",
-        ) from None
-    if tensor.dtype.is_floating_point and not bool((tensor == tensor.round()).all()):
-        raise CheckFailed(f"{what} are not whole numbers", "positions and indices count in whole steps: 0, 1, 2, …")
-    return tensor.long()
 
 
 # ex-7-1 ------------------------------------------------------------------------------------------
@@ -95,7 +81,7 @@ def _judge_positions(check: Check, spec: Exercise, case: Case, got: Any, expecte
     """Real tokens count 0, 1, 2, … from each row's first real token; padding slots hold any position >= 0."""
     (mask,) = case.args
     rows = mask.tolist()
-    got = _as_long(got, "the position ids")
+    got = check.integers(got, "the position ids")
     check.that(
         got.shape == mask.shape,
         f"for a mask of shape {tuple(mask.shape)} it returned shape {tuple(got.shape)}",
@@ -195,7 +181,7 @@ GGUF_UNPERMUTE = Exercise(
     signature="(weight (n_heads · head_dim, D), n_heads: int) -> the rows in transformers' halves order",
     cases=_weight_cases,
     reference=gguf_rows_to_halves,
-    tolerance=lambda got, expected: got.shape == expected.shape and bool(torch.equal(got, expected)),
+    tolerance=tensors_equal,
     mistakes=_unpermute_mistakes,
     hint="within each head, rows 0, 2, 4, … (the x's) come first, then 1, 3, 5, ….",
     judge=_judge_unpermute,
@@ -215,14 +201,7 @@ def _turn_cases(seed: int) -> list[Case]:
         if seed == 0
         else [(random.Random(seed).choice([32, 64, 128]), 10_000.0, 256 + seed % 4000), (16, 500.0, 50 + seed % 30)]
     )
-    return [
-        Case(
-            call,
-            problem=f"for d = {call[0]}, base {call[1]:g} and a context of {call[2]} tokens the pairs are not the "
-            "right ones",
-        )
-        for call in calls
-    ]
+    return cases_of(calls, "for d = {0}, base {1:g} and a context of {2} tokens the pairs are not the right ones")
 
 
 def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:
@@ -256,7 +235,7 @@ def _turn_mistakes(case: Case) -> list[Mistake]:
 
 def _judge_turns(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
     head_dim = case.args[0]
-    got = _as_long(got, "the pair indices").flatten()
+    got = check.integers(got, "the pair indices").flatten()
     if got.numel() == head_dim // 2 and set(got.unique().tolist()) <= {0, 1}:
         check.fail(
             "it returned a yes/no flag per pair",
@@ -273,7 +252,7 @@ TURNING_PAIRS = Exercise(
     signature="(head_dim: int, base: float, context: int) -> indices of the pairs with (context − 1)·θ_i ≥ 2π",
     cases=_turn_cases,
     reference=_turning,
-    tolerance=lambda got, expected: got.shape == expected.shape and bool(torch.equal(got, expected)),
+    tolerance=tensors_equal,
     mistakes=_turn_mistakes,
     hint="pair i turns (L − 1)·base^(−2i/d) radians; it completes a turn at 2π.",
     judge=_judge_turns,

@@ -8,14 +8,13 @@
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import torch
 
 from ..encodings.rope_scaling import dynamic_factor, llama3_bands, ntk_base, yarn_ramp
 from .checking import Check, Mistake, numbers_close, tensors_close
-from .spec import Case, Exercise, compare, number_answer, numbers_answer
+from .spec import Case, Exercise, cases_of, compare, drawn, number_answer, numbers_answer
 
 __all__ = [
     "BANDS",
@@ -31,16 +30,11 @@ __all__ = [
 ]
 
 
-def _pick(seed: int, public: list[tuple], hidden: Any) -> list[tuple]:
-    """The public cases for the notebook's seed; otherwise ``hidden(random.Random(seed))``."""
-    return public if seed == 0 else hidden(random.Random(seed))
-
-
 # ex-8-1 ------------------------------------------------------------------------------------------
 
 
 def _ntk_cases(seed: int) -> list[Case]:
-    calls = _pick(
+    calls = drawn(
         seed,
         [(100000.0, 4.0, 64), (10000.0, 8.0, 128), (10000.0, 4.0, 16), (500.0, 1.0, 8)],
         lambda r: (
@@ -51,14 +45,7 @@ def _ntk_cases(seed: int) -> list[Case]:
             + [(r.choice([100.0, 500.0]), 1.0, 8)]
         ),
     )
-    return [
-        Case(
-            call,
-            problem=f"for base {call[0]:g}, factor {call[1]:g} and head width {call[2]} "
-            "the new base is not the NTK-aware one",
-        )
-        for call in calls
-    ]
+    return cases_of(calls, "for base {0:g}, factor {1:g} and head width {2} the new base is not the NTK-aware one")
 
 
 def _ntk_mistakes(case: Case) -> list[Mistake]:
@@ -98,7 +85,7 @@ NTK_BASE = Exercise(
 
 
 def _ramp_cases(seed: int) -> list[Case]:
-    calls = _pick(
+    calls = drawn(
         seed,
         [
             (64, 100000.0, 8192, 32.0, 1.0),
@@ -110,14 +97,7 @@ def _ramp_cases(seed: int) -> list[Case]:
             (r.choice([64, 128]), r.choice([1e4, 1e5, 5e5]), r.choice([2048, 4096, 8192]), 32.0, 1.0) for _ in range(3)
         ],
     )
-    return [
-        Case(
-            call,
-            problem=f"for head width {call[0]}, base {call[1]:g}, L = {call[2]}, "
-            f"β = ({call[3]:g}, {call[4]:g}) the ramp differs",
-        )
-        for call in calls
-    ]
+    return cases_of(calls, "for head width {0}, base {1:g}, L = {2}, β = ({3:g}, {4:g}) the ramp differs")
 
 
 def _ramp_mistakes(case: Case) -> list[Mistake]:
@@ -156,7 +136,7 @@ BANDS = ("kept", "blended", "scaled")
 
 
 def _band_cases(seed: int) -> list[Case]:
-    calls = _pick(
+    calls = drawn(
         seed,
         [
             (6.28, 8192, 1.0, 4.0),
@@ -172,7 +152,7 @@ def _band_cases(seed: int) -> list[Case]:
         # one wavelength well inside each band (never at an edge, where the blend equals its neighbour)
         lambda r: [(w * r.uniform(0.8, 1.2), 8192, 1.0, 4.0) for w in (40.0, 1200.0, 4100.0, 6500.0, 90000.0)],
     )
-    return [Case(call) for call in calls]
+    return cases_of(calls)
 
 
 def _band(wavelength: float, original: int, low: float, high: float) -> str:
@@ -210,7 +190,7 @@ LLAMA3_BAND = Exercise(
 
 
 def _factor_cases(seed: int) -> list[Case]:
-    calls = _pick(
+    calls = drawn(
         seed,
         [(1.0, 8192, 2048), (4.0, 128, 32), (2.0, 3000, 2048), (4.0, 16, 32), (4.0, 32, 32), (8.0, 10000, 8192)],
         lambda r: [
@@ -220,14 +200,9 @@ def _factor_cases(seed: int) -> list[Case]:
             (r.choice([2.0, 8.0]), 4096, 4096),
         ],
     )
-    return [
-        Case(
-            call,
-            problem=f"for factor {call[0]:g}, length {call[1]} and original length {call[2]} the effective factor "
-            "is not dynamic NTK's",
-        )
-        for call in calls
-    ]
+    return cases_of(
+        calls, "for factor {0:g}, length {1} and original length {2} the effective factor is not dynamic NTK's"
+    )
 
 
 def _factor_mistakes(case: Case) -> list[Mistake]:

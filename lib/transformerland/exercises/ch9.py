@@ -15,8 +15,8 @@ from ..encodings.partial_rotary import partial_frequencies, rotary_width
 from ..encodings.rope_scaling import rope_frequencies
 from ..encodings.sinusoidal import sinusoid_frequencies
 from ..mla import kv_cache_per_token
-from .checking import Check, Mistake, numbers_close, tensors_close
-from .spec import Case, Exercise, compare
+from .checking import Mistake, numbers_close, tensors_close, tensors_equal
+from .spec import Case, Exercise, Judge, number_answer, tensor_answer
 
 __all__ = [
     "EXERCISES",
@@ -33,20 +33,9 @@ __all__ = [
 _close = tensors_close(atol=1e-9, rtol=1e-6)
 
 
-def _tensor_judge(shape_of: str) -> object:
+def _tensor_judge(shape_of: str) -> Judge:
     """A judge that asks for a float tensor of the reference's shape, then compares it."""
-
-    def judge(check: Check, spec: Exercise, case: Case, got: object, expected: torch.Tensor) -> None:
-        got = check.tensor(got, hint=f"return a torch.Tensor: {shape_of}.")
-        check.shape(
-            got,
-            tuple(expected.shape),
-            f"for {case.shown()} it returned shape {tuple(got.shape)}; expected {tuple(expected.shape)}",
-            hint=f"return {shape_of}.",
-        )
-        compare(check, spec, case, got.detach().to(expected.dtype), expected)
-
-    return judge
+    return tensor_answer(f"return a torch.Tensor: {shape_of}.", f"return {shape_of}.")
 
 
 # ex-9-1 ------------------------------------------------------------------------------------------
@@ -215,17 +204,6 @@ def _mrope_mistakes(case: Case) -> list[Mistake]:
     ]
 
 
-def _ids_judge(check: Check, spec: Exercise, case: Case, got: object, expected: torch.Tensor) -> None:
-    got = check.tensor(got, hint="return a (3, T) torch.Tensor of whole numbers: time, height and width ids.")
-    check.shape(
-        got,
-        tuple(expected.shape),
-        f"for {case.shown()} it returned shape {tuple(got.shape)}; expected {tuple(expected.shape)}",
-        hint="three rows (time, height, width) and one column per token: text_before + h·w + text_after.",
-    )
-    compare(check, spec, case, got.detach().round().long(), expected)
-
-
 MROPE_POSITION_IDS = Exercise(
     label="ex-9-3",
     what="M-RoPE's position ids",
@@ -234,10 +212,14 @@ MROPE_POSITION_IDS = Exercise(
     signature="(text_before: int, grid_h: int, grid_w: int, text_after: int) -> LongTensor (3, T)",
     cases=_mrope_cases,
     reference=_mrope_reference,
-    tolerance=lambda got, expected: bool(torch.equal(got, expected)),
+    tolerance=tensors_equal,
     mistakes=_mrope_mistakes,
     hint="text gets (p, p, p); the image at p gets (p, p + row, p + col), row-major; then text goes on at max + 1.",
-    judge=_ids_judge,
+    judge=tensor_answer(
+        "return a (3, T) torch.Tensor of whole numbers: time, height and width ids.",
+        "three rows (time, height, width) and one column per token: text_before + h·w + text_after.",
+        convert=lambda got, expected: got.round().long(),
+    ),
 )
 
 
@@ -274,10 +256,6 @@ def _ratio_mistakes(case: Case) -> list[Mistake]:
     ]
 
 
-def _ratio_judge(check: Check, spec: Exercise, case: Case, got: object, expected: float) -> None:
-    compare(check, spec, case, check.number(got, "the ratio"), expected)
-
-
 KV_CACHE_RATIO = Exercise(
     label="ex-9-4",
     what="MLA's cache saving",
@@ -289,7 +267,7 @@ KV_CACHE_RATIO = Exercise(
     tolerance=numbers_close(rel_tol=1e-9),
     mistakes=_ratio_mistakes,
     hint="numbers cached per token and layer: 2·n_h·d_h for multi-head attention, d_c + d_R for MLA.",
-    judge=_ratio_judge,
+    judge=number_answer("the ratio"),
 )
 
 #: Every exercise of the chapter with a checker, in order.

@@ -1,25 +1,14 @@
-"""The toolkit every checker is built from: run a student's function, compare, name the mistake.
+"""The toolkit the specs' judges are built from: check an answer, compare it, name the mistake.
 
-A checker is written as::
+A spec's judge (:mod:`~transformerland.exercises.spec`) records its checks on a :class:`Check`::
 
-    close = tensors_close(atol=1e-4)
-    MISTAKE_HINT = "the sines and cosines are swapped: sin comes first in each pair."
-
-    def check_something(fn):
-        with Check("ex-2-1", "sinusoidal encoding") as check:
-            got = check.call(fn, 8, 4)                       # a raised exception becomes a verdict
-            table = check.convert(got, as_float64, "it returned no numbers", "return a tensor")
-            check.shape(table, (8, 4), "the table has the wrong shape", "rows are positions ...")
-            mistakes = [Mistake(swapped_table(8, 4), MISTAKE_HINT), ...]   # what each slip returns
-            check.that(
-                close(table, expected),
-                "the values are wrong",
-                hint_for(table, mistakes, close, fallback="compare one entry with the formula"),
-            )
-        return check.result
+    def judge(check, spec, case, got, expected):
+        table = check.numbers(got, "the table")            # not numbers: NOT YET, asking for them
+        check.shape(table, expected.shape, "the table has the wrong shape", "rows are positions ...")
+        compare(check, spec, case, table, expected)         # close, or the hint of the Mistake it matches
 
 The first failed check ends it with a NOT YET verdict naming the problem and the hint; when
-every check holds, the verdict is PASSED and says how many checks agreed. A new checker is
+every check holds, the verdict is PASSED and says how many checks agreed. A new exercise is
 then mostly its list of :class:`Mistake` entries: what each typical slip returns, and the hint
 that names it.
 """
@@ -48,6 +37,7 @@ __all__ = [
     "numbers_close",
     "spot_mistake",
     "tensors_close",
+    "tensors_equal",
 ]
 
 #: Matches a verdict line; the bulk grader reads submissions' outputs with it.
@@ -115,6 +105,13 @@ def tensors_close(atol: float, rtol: float = 0.0) -> Callable[[torch.Tensor, tor
         return a.shape == b.shape and torch.allclose(a, b, atol=atol, rtol=rtol)
 
     return close
+
+
+def tensors_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """The same shape and exactly the same values (ids, indices, row orders)."""
+    import torch
+
+    return a.shape == b.shape and bool(torch.equal(a, b))
 
 
 def numbers_close(rel_tol: float, abs_tol: float = 0.0) -> Callable[[float, float], bool]:
@@ -194,6 +191,20 @@ class Check:
             f"it returned a {type(value).__name__}, which is not a list of numbers",
             f"return {what} as a torch.Tensor (a list of floats works too).",
         )
+
+    def integers(self, value: object, what: str) -> torch.Tensor:
+        """``value`` (a tensor, list or array of whole numbers) as a long tensor; else stop, asking for ``what``."""
+        import torch
+
+        tensor = self.convert(
+            value,
+            lambda v: torch.as_tensor(v).detach().cpu(),
+            f"it returned a {type(value).__name__}, which is not a tensor of whole numbers",
+            f"return {what} as a torch.Tensor of integers.",
+        )
+        if tensor.dtype.is_floating_point and not bool((tensor == tensor.round()).all()):
+            self.fail(f"{what} are not whole numbers", "positions and indices count in whole steps: 0, 1, 2, …")
+        return tensor.long()
 
     def number(self, value: object, what: str) -> float:
         """``value`` (an int, a float or a one-element tensor) as a float; otherwise stop, asking for ``what``."""

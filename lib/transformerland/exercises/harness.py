@@ -8,17 +8,11 @@ order in one IPython namespace (an error in a cell is kept and the next cell run
 ``cell_timeout`` seconds is interrupted), then calls each function on its cases and writes the answers,
 as data (:mod:`~transformerland.exercises.codec`), as one JSON message to the file descriptor the job names. It decides
 nothing: the verdicts are the grader's, made in its own process.
-
-An exercise whose spec is a checker written as code (``legacy``: ``module:function``) is recorded instead:
-that checker runs here on the student's function, and every call it makes is kept with its answer; the
-grader runs the same checker again in its process on the recorded answers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import io
 import json
 import os
 import signal
@@ -26,9 +20,9 @@ import sys
 from typing import Any
 
 from .codec import decode, encode, from_bytes, to_bytes
-from .spec import Answer, Case, raise_again, write_back
+from .spec import Answer, Case
 
-__all__ = ["CellTimeout", "main", "record", "run_cells"]
+__all__ = ["CellTimeout", "main", "run_cells"]
 
 
 class CellTimeout(Exception):
@@ -38,25 +32,6 @@ class CellTimeout(Exception):
 def _load(reference: str) -> Any:
     module, _, name = reference.partition(":")
     return getattr(importlib.import_module(module), name)
-
-
-def record(checker: Any, student: Any, forbids: list[str]) -> list[tuple[Case, Answer]]:
-    """Run a checker written as code on ``student``, keeping every call it makes and what came back."""
-    calls: list[tuple[Case, Answer]] = []
-
-    def recorded(*args: Any, **kwargs: Any) -> Any:
-        case = Case(args, kwargs)
-        answer = Answer.of(student, case, forbids)
-        calls.append((Case(*case.fresh()), answer))  # the arguments as given, before any write-back
-        write_back(answer, args)
-        return raise_again(answer)
-
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            checker(recorded)
-    except Exception:  # the checker's own failure on odd answers: the replay will meet it too
-        pass
-    return calls
 
 
 def run_cells(cells: list[str], timeout: int) -> tuple[dict[str, Any], list[list[Any]]]:
@@ -103,16 +78,13 @@ def main() -> None:
             signal.signal(signal.SIGALRM, lambda signum, frame: (_ for _ in ()).throw(CellTimeout("too slow")))
             signal.alarm(job["cell_timeout"])
             try:
-                if exercise.get("legacy"):
-                    calls = record(_load(exercise["legacy"]), student, exercise["forbids"])
-                else:
-                    spec = _load(exercise["spec"]) if exercise.get("spec") else None
-                    cases = [Case(decode(c["args"], inputs), decode(c["kwargs"], inputs)) for c in exercise["cases"]]
-                    forbids = exercise["forbids"]
-                    calls = [
-                        (case, spec.answer(student, case) if spec is not None else Answer.of(student, case, forbids))
-                        for case in cases
-                    ]
+                spec = _load(exercise["spec"]) if exercise.get("spec") else None
+                cases = [Case(decode(c["args"], inputs), decode(c["kwargs"], inputs)) for c in exercise["cases"]]
+                forbids = exercise["forbids"]
+                calls = [
+                    (case, spec.answer(student, case) if spec is not None else Answer.of(student, case, forbids))
+                    for case in cases
+                ]
             except CellTimeout:
                 entry["timeout"] = True
                 calls = []
@@ -120,8 +92,6 @@ def main() -> None:
                 signal.alarm(0)
             entry["calls"] = [
                 {
-                    "args": encode(case.args, tensors) if exercise.get("legacy") else None,
-                    "kwargs": encode(dict(case.kwargs), tensors) if exercise.get("legacy") else None,
                     "value": encode(answer.value, tensors),
                     "after": encode(answer.after, tensors) if answer.after else None,
                     **answer.to_data(),

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import random
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -50,18 +51,18 @@ __all__ = [
     "VISIBILITIES",
     "Answer",
     "Case",
-    "CheckedByCode",
     "Exercise",
     "ForbiddenCall",
+    "cases_of",
     "compare",
     "default_judge",
+    "drawn",
     "forbidding",
+    "int_answer",
     "number_answer",
     "numbers_answer",
-    "raise_again",
     "same_answer",
-    "same_call",
-    "write_back",
+    "tensor_answer",
 ]
 
 #: When Gradescope shows a test's result to the student.
@@ -203,6 +204,18 @@ def _show(value: Any) -> str:
 Judge = Callable[[Check, "Exercise", Case, Any, Any], None]
 
 
+def drawn(seed: int, public: Any, hidden: Callable[[random.Random], Any]) -> Any:
+    """``public`` for the notebook's seed; for any other, ``hidden(random.Random(seed))``: the grader's draw."""
+    return public if seed == PUBLIC_SEED else hidden(random.Random(seed))
+
+
+def cases_of(calls: Sequence[Sequence[Any]], problem: str = "the values are wrong", **fields: Any) -> list[Case]:
+    """One :class:`Case` per call (its positional arguments); ``problem`` is formatted with them (``{0}``,
+    ``{1:g}``, …; a ``{got}`` is left for :func:`compare` to fill with the answer). ``fields``: the rest of each
+    case."""
+    return [Case(tuple(call), problem=problem.format(*call, got="{got}"), **fields) for call in calls]
+
+
 def compare(
     check: Check,
     spec: Exercise,
@@ -223,7 +236,8 @@ def compare(
         return
     if mistakes is None:
         mistakes = spec.mistakes(case) if case.mistakes else []
-    check.fail(case.problem, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
+    problem = case.problem.format(got=got) if "{got" in case.problem else case.problem
+    check.fail(problem, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
 
 
 def default_judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
@@ -240,22 +254,60 @@ def number_answer(what: str) -> Judge:
     return judge
 
 
-def numbers_answer(what: str, shape_hint: str = "return {what} of shape {shape}.") -> Judge:
+def int_answer(problem: str, hint: str, none: bool = False) -> Judge:
+    """A judge for an answer that is a whole number: a Python int (not a bool), or ``None`` where ``none``.
+
+    Any other answer stops with ``problem`` (``{got!r}``, ``{kind}``, its type's name, and ``{args!r}``, the
+    call's arguments, filled in) and ``hint``.
+    """
+
+    def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+        whole = (got is None and none) or (isinstance(got, int) and not isinstance(got, bool))
+        check.that(whole, problem.format(got=got, kind=type(got).__name__, args=case.args), hint)
+        compare(check, spec, case, got, expected)
+
+    return judge
+
+
+def numbers_answer(
+    what: str,
+    shape_hint: str = "return {what} of shape {shape}.",
+    shape_problem: str = "for {call} it returned shape {got}",
+) -> Judge:
     """A judge for an answer that is a tensor (or list) of numbers of the reference's shape.
 
-    ``what`` names the answer; ``shape_hint`` is the hint for a wrong shape, with ``{what}``, ``{shape}`` and
-    ``{n}`` (the reference's length) filled in.
+    ``what`` names the answer; ``shape_problem`` and ``shape_hint`` are the verdict on a wrong shape, with
+    ``{what}``, ``{call}``, ``{got}`` (the answer's shape), ``{shape}`` and ``{n}`` (the reference's shape and
+    length) filled in.
     """
 
     def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
         got = check.numbers(got, what)
         shape = tuple(expected.shape)
-        check.that(
-            tuple(got.shape) == shape,
-            f"for {case.shown()} it returned shape {tuple(got.shape)}",
-            shape_hint.format(what=what, shape=shape, n=shape[0] if shape else 1),
-        )
+        fields = {"what": what, "call": case.shown(), "got": tuple(got.shape), "shape": shape}
+        fields["n"] = shape[0] if shape else 1
+        check.that(tuple(got.shape) == shape, shape_problem.format(**fields), shape_hint.format(**fields))
         compare(check, spec, case, got, expected.to(got.dtype))
+
+    return judge
+
+
+def tensor_answer(
+    tensor_hint: str,
+    shape_hint: str,
+    shape_problem: str = "for {call} it returned shape {got}; expected {expected}",
+    convert: Callable[[Any, Any], Any] = lambda got, expected: got.to(expected.dtype),
+) -> Judge:
+    """A judge for an answer that is a tensor of the reference's shape: a tensor (else ``tensor_hint``), the
+    shape (else ``shape_problem`` with ``{call}``, ``{got}``, ``{expected}`` and ``{first}``, the first argument's
+    shape, filled in, and ``shape_hint``), then ``convert(answer, reference)`` compared."""
+
+    def judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
+        got = check.tensor(got, hint=tensor_hint)
+        shape, first = tuple(expected.shape), tuple(getattr(case.args[0], "shape", ()))
+        problem = shape_problem.format(call=case.shown(), got=tuple(got.shape), expected=shape, first=first)
+        check.shape(got, shape, problem, hint=shape_hint)
+        compare(check, spec, case, convert(got.detach(), expected), expected)
 
     return judge
 
@@ -410,31 +462,6 @@ class Exercise:
         return checker
 
 
-def write_back(answer: Answer, args: tuple[Any, ...]) -> None:
-    """Change ``args`` as the recorded call changed its own (tensors copied into, lists refilled)."""
-    for given, left in zip(args, answer.after or (), strict=False):
-        if hasattr(given, "copy_") and hasattr(left, "shape") and given.shape == left.shape:
-            given.copy_(left)
-        elif isinstance(given, list) and isinstance(left, list):
-            given[:] = left
-
-
-def raise_again(answer: Answer) -> Any:
-    """The answer's value, or its raise raised again by name: how a recorded call behaves when replayed."""
-    if answer.forbidden:
-        raise ForbiddenCall(answer.forbidden)
-    if not answer.raised:
-        return answer.value
-    if answer.raised == "NotImplementedError":
-        raise NotImplementedError(answer.message)
-    raise type(answer.raised, (Exception,), {})(answer.message)
-
-
-def same_call(case: Case, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> bool:
-    """Whether a recorded call had exactly these arguments (tensors equal in dtype, shape and values)."""
-    return _same((case.args, dict(case.kwargs)), (tuple(args), dict(kwargs)))
-
-
 def _same(a: Any, b: Any) -> bool:
     if hasattr(a, "shape") and hasattr(b, "shape") and hasattr(a, "dtype"):
         import torch
@@ -445,43 +472,3 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return type(a) is type(b) and (a == b or (a != a and b != b))  # nan equals nan here
-
-
-@dataclass(frozen=True)
-class CheckedByCode:
-    """A coding exercise whose checker is still written as code (``checker(fn)``) rather than as cases.
-
-    The grader records it: the checker runs in the sandbox on the student's function, every call is kept with
-    its answer (:func:`transformerland.exercises.harness.record`), and :meth:`replay` runs the same checker
-    again in the grader's process on those answers, a call whose arguments differ from the recorded ones
-    getting no answer. Its cases are the notebook's own, not hidden ones: turn it into an :class:`Exercise`
-    for that.
-    """
-
-    label: str
-    what: str
-    checker: str
-    function: str
-    signature: str
-    code: Callable[[Any], CheckResult]
-    points: float = 1.0
-    forbids: tuple[str, ...] = ()
-    visibility: str = "visible"
-
-    def replay(self, calls: Sequence[tuple[Case, Answer]]) -> CheckResult:
-        """The checker's verdict on the recorded ``calls``, decided here."""
-        import contextlib
-        import io
-
-        position = 0
-
-        def replayed(*args: Any, **kwargs: Any) -> Any:
-            nonlocal position
-            if position >= len(calls) or not same_call(calls[position][0], args, kwargs):
-                raise LookupError("no answer came back from the sandbox for this call")
-            position += 1
-            write_back(calls[position - 1][1], args)
-            return raise_again(calls[position - 1][1])
-
-        with contextlib.redirect_stdout(io.StringIO()):
-            return self.code(replayed)
