@@ -15,51 +15,11 @@ Three concerns, one module each; every name is importable from here (``llm.load_
   measure the model on).
 """
 
-from .gguf_file import (
-    LLM_REQUIREMENTS,
-    SMOLLM2_GGUF,
-    SMOLLM2_PACKAGE,
-    GGUFFile,
-    GGUFTensorInfo,
-    gguf_rows_to_halves,
-    halves_rows_to_gguf,
-    smollm2_gguf_path,
-)
-from .inside import (
-    SAMPLE_TEXT,
-    QueryKeyRecord,
-    first_token_attention,
-    next_token_loss,
-    raw_query_key_weights,
-    record_queries_keys,
-    replaced_parameters,
-    rotary_attention_weights,
-    rotary_pair_norms,
-    rotary_turns,
-)
-from .loading import load_smollm2
-from .positions import position_ids_from_mask, sliding_window_mask
+# Every public name of the four modules, importable from here; each module's __all__ is the one list.
+from . import gguf_file, inside, loading, positions
+from .gguf_file import *  # noqa: F403
+from .inside import *  # noqa: F403
+from .loading import *  # noqa: F403
+from .positions import *  # noqa: F403
 
-__all__ = [
-    "LLM_REQUIREMENTS",
-    "SAMPLE_TEXT",
-    "SMOLLM2_GGUF",
-    "SMOLLM2_PACKAGE",
-    "GGUFFile",
-    "GGUFTensorInfo",
-    "QueryKeyRecord",
-    "first_token_attention",
-    "gguf_rows_to_halves",
-    "halves_rows_to_gguf",
-    "load_smollm2",
-    "next_token_loss",
-    "position_ids_from_mask",
-    "raw_query_key_weights",
-    "record_queries_keys",
-    "replaced_parameters",
-    "rotary_attention_weights",
-    "rotary_pair_norms",
-    "rotary_turns",
-    "sliding_window_mask",
-    "smollm2_gguf_path",
-]
+__all__ = sorted({*gguf_file.__all__, *inside.__all__, *loading.__all__, *positions.__all__})
