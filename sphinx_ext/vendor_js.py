@@ -12,8 +12,8 @@ Vega-Lite and vega-embed from a CDN unless they are already on the page. This mo
   HTML template checks before it fetches anything). A reader's browser then never asks a CDN for
   them. In Jupyter and Colab the same output fetches them from the CDN, as Altair always does.
 
-The versions must satisfy the ones the installed Altair asks for (``altair.VEGA_VERSION`` and
-friends); the extension stops the build with a clear message when they do not.
+The versions must satisfy the ones the book's figures ask for (``transformerland.interactive.JS_VERSIONS``,
+whichever Altair drew them); the extension stops the build with a clear message when they do not.
 """
 
 from __future__ import annotations
@@ -89,10 +89,10 @@ def check_versions(altair_versions: dict[str, str]) -> None:
 
 
 def altair_versions() -> dict[str, str]:
-    """The versions the installed Altair's HTML output loads."""
-    import altair
+    """The versions the book's figures load: ``transformerland.interactive.JS_VERSIONS``, whichever Altair drew them."""
+    from transformerland.interactive import JS_VERSIONS
 
-    return {"vega": altair.VEGA_VERSION, "vega-lite": altair.VEGALITE_VERSION, "vega-embed": altair.VEGAEMBED_VERSION}
+    return dict(JS_VERSIONS)
 
 
 def ready_script(versions: dict[str, str]) -> str:

@@ -365,3 +365,21 @@ def test_chart_data_stay_small():
     similarity = torch.rand(512, 512) * 2 - 1
     chart = row_explorer(similarity, range(0, 512, 8), title="t", x_title="q", y_title="cos", description="d")
     assert len(json.dumps(spec(chart))) < 200_000
+
+
+def test_every_chart_loads_the_javascript_the_site_serves():
+    """Whichever Altair draws a chart (Colab's 5, our pinned 6), its HTML asks for JS_VERSIONS: what the site serves."""
+    from transformerland import interactive
+
+    from sphinx_ext.vendor_js import PACKAGES, check_versions
+
+    check_versions(interactive.JS_VERSIONS)  # the vendored files satisfy what the charts ask for
+    assert interactive.JS_VERSIONS == {
+        "vega": alt.VEGA_VERSION,
+        "vega-lite": alt.VEGALITE_VERSION,
+        "vega-embed": alt.VEGAEMBED_VERSION,
+    }, "the pinned Altair's own request"
+    interactive.use_interactive_style()
+    html = alt.renderers.get()(alt.Chart().mark_point().to_dict())["text/html"]
+    for name, version in interactive.JS_VERSIONS.items():
+        assert f"/{name}@{version}" in html and PACKAGES[name][0].startswith(version.split(".")[0])

@@ -65,21 +65,27 @@ DIVERGING_SCHEME = "purpleorange"
 CONTROL_KINDS = ("slider", "radio", "select", "checkbox")
 #: Width of the book's charts in pixels: they fit the text column of the site.
 WIDTH = 560
+#: The Vega, Vega-Lite and vega-embed versions every chart's HTML loads, whichever Altair drew it (Colab's
+#: Altair 5 as well as our pinned Altair 6): the site serves exactly these (``sphinx_ext/vendor_js.py``), so a
+#: chart executed anywhere renders on the site without a CDN. Vega-Lite 6 also draws Altair 5's specifications.
+JS_VERSIONS = {"vega": "6", "vega-lite": "6.4.1", "vega-embed": "7"}
 
 
 def _html(spec: dict, **options: Any) -> dict[str, str]:
     """Altair's HTML output (its "universal" template), in a container named after the chart's content.
 
+    The page loads the JavaScript of :data:`JS_VERSIONS`, not the installed Altair's own choice.
+
     Altair names the container with a random id, so every run would rewrite the saved notebook;
     a digest of the specification keeps a re-run's output identical when the figure is.
     """
     digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
-    versions = {"vega_version": alt.VEGA_VERSION, "vegalite_version": alt.VEGALITE_VERSION}
+    versions = {"vega_version": JS_VERSIONS["vega"], "vegalite_version": JS_VERSIONS["vega-lite"]}
     return spec_to_mimebundle(
         spec,
         format="html",
         mode="vega-lite",
-        vegaembed_version=alt.VEGAEMBED_VERSION,
+        vegaembed_version=JS_VERSIONS["vega-embed"],
         template="universal",
         output_div=f"figure-{digest}",
         **versions,
