@@ -53,7 +53,8 @@ def load_smollm2(
     ``eos_token_id``, ``unknown_token_id``, ``padding_token_id``): transformers 5.23 reads them all,
     5.15 (Colab's) leaves the padding token undefined and takes another end token, so they are set
     from the file where the tokenizer disagrees. Either way ``tokenizer.pad_token_id`` is 2
-    (``<|im_end|>``), and a batch can be padded.
+    (``<|im_end|>``), and a batch can be padded; and ``decode`` leaves spaces as they are (no
+    ``clean_up_tokenization_spaces``, which 5.15 would otherwise warn about on every call).
 
     Returns:
         ``(model, tokenizer)``: a ``LlamaForCausalLM`` and its tokenizer.
@@ -97,11 +98,16 @@ _SPECIAL_TOKEN_KEYS = {
 
 
 def _special_tokens_from_file(tokenizer: Any, gguf_file: GGUFFile) -> None:
-    """Set each special token the file names and the tokenizer does not hold (transformers 5.15 misses some)."""
+    """Set each special token the file names and the tokenizer does not hold (transformers 5.15 misses some).
+
+    Also ``clean_up_tokenization_spaces = False``, as 5.23 reads it: 5.15 sets it True, then ignores it
+    for this BPE tokenizer on every ``decode`` with a warning on stderr; the decoded text is the same.
+    """
     for role, key in _SPECIAL_TOKEN_KEYS.items():
         wanted = gguf_file.metadata.get(key)
         if wanted is not None and getattr(tokenizer, f"{role}_id") != wanted:
             setattr(tokenizer, role, tokenizer.convert_ids_to_tokens(int(wanted)))
+    tokenizer.clean_up_tokenization_spaces = False
 
 
 def _llama_config(gguf_file: GGUFFile) -> Any:
