@@ -2,11 +2,19 @@
 
 For each prompt length, each needle depth and each recipe, one five-digit key (drawn with
 ``--seed``, the same key for every recipe at a given length and depth) is hidden in filler text
-and the model answers greedily (:mod:`transformerland.passkey`). The static recipes are
-configured as chapter 8 configures them, for a factor of 4 (8,192 → 32,768 tokens), and applied
-at every length; dynamic NTK is the canonical form (configured factor 1, effective factor
-``max(1, ℓ/L)`` at the prompt's length ``ℓ``). Uses the GPU when there is one, the CPU otherwise;
-on a 2-core CPU an 8,000-token prompt takes about 20 s, so the full grid is GPU work.
+and the model answers greedily (:mod:`transformerland.passkey`). Six rows: plain RoPE, four
+recipes at factor 4 (linear, NTK-aware, YaRN and Llama 3, configured as chapter 8 configures them
+for 8,192 → 32,768 tokens and applied at every length), and dynamic NTK at factor 1, its
+canonical form (effective factor ``max(1, ℓ/L)`` at the prompt's length ``ℓ``).
+
+Each answer is ``--new-tokens`` tokens long (default :data:`~transformerland.passkey.ANSWER_TOKENS`,
+24) and found when its first run of five digits is the key
+(:func:`~transformerland.passkey.passkey_found`); the file records both. The grid committed with
+the library was measured with 7 tokens and an older rule (the key anywhere among the answer's
+characters), as its ``new_tokens`` and ``judging`` say; ``--merge`` refuses to mix answer lengths.
+
+This is GPU work: the committed grid (360 prompts up to 23,040 tokens) took about 8 minutes on one
+H100. It runs on the CPU too, but on a 2-core CPU one 8,000-token prompt takes about 20 s.
 
 Writes a JSON file (by default the library's ``data/passkey_grid.json``, which chapter 8 reads with
 :func:`transformerland.passkey.load_passkey_grid`) with every trial and its provenance (device, date, command, library,
@@ -35,7 +43,15 @@ import transformers
 from tqdm.auto import tqdm
 from transformerland.encodings import scaling_recipes
 from transformerland.llm import load_smollm2
-from transformerland.passkey import WORDING, WORDINGS, needle_depths, passkey_keys, passkey_trial
+from transformerland.passkey import (
+    ANSWER_TOKENS,
+    JUDGING,
+    WORDING,
+    WORDINGS,
+    needle_depths,
+    passkey_keys,
+    passkey_trial,
+)
 
 CONTEXT = 8192
 FACTOR = 4.0
@@ -44,7 +60,7 @@ RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "pass
 
 
 def grid_recipes() -> dict[str, dict[str, object] | None]:
-    """The six recipes of the grid: chapter 8's five at factor 4, dynamic NTK in its canonical form."""
+    """The grid's six rows: plain RoPE, four recipes at factor 4, dynamic NTK at factor 1 (its canonical form)."""
     recipes = scaling_recipes(original_length=CONTEXT, factor=FACTOR)
     recipes["dynamic NTK"] = {"rope_type": "dynamic", "factor": 1.0, "original_max_position_embeddings": CONTEXT}
     return recipes
@@ -92,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="LENGTH",
         help="first try every wording with plain RoPE at LENGTH tokens and keep the one found most often",
     )
+    parser.add_argument(
+        "--new-tokens", type=int, default=ANSWER_TOKENS, help=f"tokens per answer (default {ANSWER_TOKENS})"
+    )
     parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda when there is one)")
     args = parser.parse_args(argv)
 
@@ -109,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
         for name in names
     ]
     old = json.loads(args.out.read_text()) if args.merge and args.out.exists() else {"runs": [], "trials": []}
+    if old["trials"] and (old.get("new_tokens"), old.get("judging")) != (args.new_tokens, JUDGING):
+        parser.error(
+            f"{args.out} holds answers of {old.get('new_tokens')} tokens judged by {old.get('judging')!r}; "
+            f"--merge would mix them with answers of {args.new_tokens} judged by {JUDGING!r}: write to a new --out"
+        )
     done = {(t["n_tokens"], t["depth"], t["key"], t["recipe"]) for t in old["trials"]}
     todo = [p for p in plan if p not in done]
 
@@ -121,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         n = args.choose_wording
         for name in WORDINGS:
             tried[name] = sum(
-                passkey_trial(model, tokenizer, n, d, key, None, wording=name).found
+                passkey_trial(model, tokenizer, n, d, key, None, new_tokens=args.new_tokens, wording=name).found
                 for d, key in zip(depths, length_keys(n, len(depths), args.seed + 1), strict=True)
             )
         wording = max(tried, key=tried.get)
@@ -131,7 +155,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
             print(f"time budget reached: {len(todo) - len(trials)} trials left for a --merge run", flush=True)
             break
-        trials.append(passkey_trial(model, tokenizer, n, depth, key, recipes[name], name, wording=wording).as_dict())
+        trials.append(
+            passkey_trial(
+                model, tokenizer, n, depth, key, recipes[name], name, new_tokens=args.new_tokens, wording=wording
+            ).as_dict()
+        )
     run = {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": "python -m benchmarks.passkey_grid " + shlex.join(argv if argv is not None else sys.argv[1:]),
@@ -156,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         "wording": wording,
         "wording_trial": {"length": args.choose_wording, "found": tried} if tried else None,
         "prompt": WORDINGS[wording].__dict__,
+        "new_tokens": args.new_tokens,
+        "judging": JUDGING,
         "runs": [*old["runs"], run],
         "trials": [*old["trials"], *trials],
     }

@@ -13,6 +13,7 @@ from transformerland.passkey import (
     WORDINGS,
     load_passkey_grid,
     needle_depths,
+    passkey_found,
     passkey_keys,
     passkey_prompt,
     passkey_scores,
@@ -113,7 +114,18 @@ def test_plain_recipe_changes_nothing_and_dynamic_reads_the_length(tiny_llama):
 def test_trial_reports_what_it_wrote(tiny_llama):
     result = passkey_trial(tiny_llama, ByteTokenizer(), 300, 0.5, "12345", new_tokens=3)
     assert result.n_tokens == 300 and result.recipe == "plain RoPE" and len(result.answer.encode(errors="ignore")) <= 6
-    assert result.found == ("12345" in result.answer)
+    assert result.found == passkey_found(result.answer, "12345")
+
+
+@pytest.mark.parametrize(
+    ("answer", "found"),
+    [(" 40721.", True), (" 407213", True), (" 12345. The pass key is 40721", False), (" 4 0721", False),
+     (" a key.\nThe pass key", False), (" 5.\n40721", True)],
+)  # fmt: skip
+def test_found_means_the_first_five_digit_run_is_the_key(answer, found):
+    assert passkey_found(answer, "40721") is found
+    with pytest.raises(ValueError, match="five digits"):
+        passkey_found(answer, "4072")
 
 
 def test_the_committed_grid_records_its_provenance():
@@ -122,6 +134,7 @@ def test_the_committed_grid_records_its_provenance():
     for field in ("date", "command", "device", "torch", "transformers", "transformerland", "trial_seconds"):
         assert run[field], field
     assert grid["wording"] in WORDINGS and grid["prompt"] == vars(WORDINGS[grid["wording"]])
+    assert grid["new_tokens"] >= 6 and grid["judging"], "the file says how long the answers were and how judged"
     cells = {(t["n_tokens"], t["recipe"]) for t in grid["trials"]}
     assert len(grid["trials"]) == len(cells) * 10
     scores = passkey_scores(grid["trials"])
@@ -139,5 +152,9 @@ def test_one_grid_point_rerun_on_this_machine_agrees_with_the_file():
     model, tokenizer = load_smollm2()
     model.set_attn_implementation("sdpa")
     for t in recorded:
-        again = passkey_trial(model, tokenizer, t["n_tokens"], t["depth"], t["key"], None, wording=grid["wording"])
-        assert (again.answer, again.found) == (t["answer"], t["found"]), (again, t)
+        again = passkey_trial(
+            model, tokenizer, t["n_tokens"], t["depth"], t["key"], None, new_tokens=grid["new_tokens"],
+            wording=grid["wording"],
+        )  # fmt: skip
+        assert again.answer == t["answer"], (again, t)
+        assert again.found == t["found"] == passkey_found(t["answer"], t["key"]), (again, t)

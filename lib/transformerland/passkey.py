@@ -1,10 +1,14 @@
 """Passkey retrieval: can a language model find one number hidden in a long text?
 
-A five-digit key is written once, at a chosen depth, inside filler sentences that say nothing,
-and the text ends with a question. The model answers by greedy decoding; it is right when the
-key is among the digits it writes. The answer needs one token far back, so the test measures
-whether a model *uses* its whole context, not merely whether it stays fluent (after the
-passkey test of Mohtashami and Jaggi, 2023).
+A five-digit key is stated by one sentence, at one chosen place inside filler sentences that say
+nothing (the sentence states it twice), and the text ends with a question. The model answers by
+greedy decoding; it is right when the first run of five digits it writes is the key
+(:func:`passkey_found`). The answer rests on a few tokens far back, so the test measures whether
+a model *uses* its whole context, not merely whether it stays fluent (after the passkey test of
+Mohtashami and Jaggi, 2023).
+
+The filler is cut at a token, not at a sentence's end, so the needle may split a filler sentence
+and the question may follow a cut-off word ("... Here\nWhat is the pass key?").
 
 The prompt is built in token ids, so that its length is exact::
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import json
+import re
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass
@@ -40,6 +45,8 @@ from ._validation import (
 from .encodings.rope_scaling import rope_frequencies
 
 __all__ = [
+    "ANSWER_TOKENS",
+    "JUDGING",
     "WORDING",
     "WORDINGS",
     "PasskeyPrompt",
@@ -48,6 +55,7 @@ __all__ = [
     "greedy_digits",
     "load_passkey_grid",
     "needle_depths",
+    "passkey_found",
     "passkey_keys",
     "passkey_prompt",
     "passkey_scores",
@@ -127,6 +135,27 @@ class PasskeyResult:
 
 #: The most tokens a generated answer may have (a key is five digits; a few more tokens suffice).
 MAX_NEW_TOKENS = 64
+
+#: Tokens written per answer by default. SmolLM2 writes the space and each digit as separate tokens,
+#: so a bare key takes six; 24 leave room for an answer that first restates the question. (The grid
+#: committed with the library was measured with 7, before this default; its file records that.)
+ANSWER_TOKENS = 24
+
+#: How :func:`passkey_found` judges an answer, in words (written into a grid's file).
+JUDGING = "the first run of five digits in the answer is the key (re.search(r'\\d{5}', answer))"
+
+
+def passkey_found(answer: str, key: str) -> bool:
+    """Whether the first run of five digits in ``answer`` is ``key`` (e.g. ``' 40721.'`` finds ``'40721'``).
+
+    A longer run counts by its first five digits (``' 407213'`` finds ``'40721'``); an answer with
+    no five digits in a row finds nothing.
+    """
+    require_str(answer, "answer")
+    if not (isinstance(key, str) and len(key) == 5 and key.isdigit()):
+        raise ValueError(f"key must be a string of five digits such as '40721', got {key!r}.")
+    first = re.search(r"\d{5}", answer)
+    return first is not None and first.group() == key
 
 
 def _ids(tokenizer: Any, text: str) -> list[int]:
@@ -250,12 +279,13 @@ def passkey_trial(
     key: str,
     scaling: Mapping[str, object] | None = None,
     recipe: str = "plain RoPE",
-    new_tokens: int = 7,
+    new_tokens: int = ANSWER_TOKENS,
     wording: str = WORDING,
 ) -> PasskeyResult:
     """One prompt of ``n_tokens`` tokens, the key at ``depth``, answered under the recipe ``scaling``.
 
-    ``found`` is True when the key's digits appear in the ``new_tokens`` tokens written greedily.
+    ``found`` is :func:`passkey_found` of the ``new_tokens`` tokens written greedily: the first
+    run of five digits among them is the key.
     """
     _require_model(model)
     require_str(recipe, "recipe")
@@ -266,7 +296,7 @@ def passkey_trial(
         written = greedy_digits(model, prompt.input_ids.to(device), new_tokens)
     answer = tokenizer.decode(written.cpu())
     seconds = time.perf_counter() - start
-    return PasskeyResult(n_tokens, float(depth), recipe, key, answer, key in answer.replace(" ", ""), seconds)
+    return PasskeyResult(n_tokens, float(depth), recipe, key, answer, passkey_found(answer, key), seconds)
 
 
 def needle_depths(count: int) -> list[float]:
@@ -280,7 +310,8 @@ def load_passkey_grid() -> dict[str, Any]:
 
     A dict with ``"trials"`` (one dict per trial, the fields of :class:`PasskeyResult`), ``"runs"``
     (provenance of each sitting: date, command, device, versions, seconds), ``"recipes"``,
-    ``"wording"`` and ``"prompt"``.
+    ``"wording"``, ``"prompt"``, ``"new_tokens"`` (tokens written per answer) and ``"judging"``
+    (the rule that set each trial's ``found``, in words).
     """
     text = importlib.resources.files("transformerland").joinpath("data/passkey_grid.json").read_text()
     return json.loads(text)

@@ -65,6 +65,12 @@ CONTRACTS = [
         reference=lambda out, a: out.input_ids.shape == (1, a["n_tokens"]) and out.key == a["key"],
     ),
     contract(
+        "transformerland.passkey.passkey_found",
+        answer=Text(" 40721."),
+        key=Fixed("40721", bad=[None, 40721, "4072", "4o721"]),
+        reference=lambda out, a: out is True,
+    ),
+    contract(
         "transformerland.passkey.passkey_keys",
         count=Size(3),
         seed=Count(0),
