@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.resources
 import pkgutil
 import re
 
@@ -12,7 +13,16 @@ import transformerland.exercises
 from transformerland.attention import single_head_attention as aliased
 from transformerland.exercises.ch1 import SINGLE_HEAD_ATTENTION, check_single_head_attention
 from transformerland.exercises.checking import Mistake
-from transformerland.exercises.spec import PUBLIC_SEED, Answer, Case, Exercise, ForbiddenCall, forbidding
+from transformerland.exercises.spec import (
+    PUBLIC_SEED,
+    Answer,
+    Case,
+    Exercise,
+    ForbiddenCall,
+    chapter_data,
+    declared,
+    forbidding,
+)
 
 
 def doubling_spec(**changes) -> Exercise:
@@ -120,3 +130,44 @@ def test_the_instructors_guide_counts_the_specs():
     guide = (Path(__file__).parents[1] / "book" / "instructors.md").read_text(encoding="utf-8")
     assert f"All {count} coding exercises of the nine chapters are specs" in " ".join(guide.split())
     assert len(CHAPTER_MODULES) == 9, "the guide says nine chapters"
+
+
+# --- chapters' exercises as data (ch<N>.toml) plus code -------------------------------------------------
+
+
+def chapters_with_data() -> list[str]:
+    names = [f"transformerland.exercises.{m.name}" for m in pkgutil.iter_modules(transformerland.exercises.__path__)]
+    return [name for name in names if re.fullmatch(r".*\.ch\d+", name) and HAS_DATA(name)]
+
+
+def HAS_DATA(name: str) -> bool:  # noqa: N802 (temporary while the chapters move to data)
+    return (importlib.resources.files("transformerland.exercises") / (name.rpartition(".")[2] + ".toml")).is_file()
+
+
+@pytest.mark.parametrize("module", chapters_with_data())
+def test_every_hint_in_a_chapters_data_is_reached_by_a_slip_its_code_computes(module):
+    """No hint is dead text: each ``mistakes`` entry is returned by ``slips`` on some public or hidden case."""
+    chapter = importlib.import_module(module)
+    data = chapter_data(module)
+    specs = {spec.label: spec for spec in chapter.EXERCISES}
+    assert set(data) <= set(specs), f"{module}'s data names exercises its module does not declare"
+    for label, table in data.items():
+        hints = {words if isinstance(words, str) else words["hint"] for words in table.get("mistakes", {}).values()}
+        spec = specs[label]
+        reached = {m.hint for seed in (PUBLIC_SEED, 3, 11) for case in spec.cases(seed) for m in spec.mistakes(case)}
+        assert hints <= reached, f"{label}: hints no slip reaches: {sorted(hints - reached)}"
+
+
+def test_declared_refuses_unknown_keys_and_slips_without_a_hint():
+    data = {"ex-9-1": {"what": "doubling", "checker": "check_double", "function": "double", "signature": "(x)"}}
+    with pytest.raises(ValueError, match="unknown keys"):
+        declared({"ex-9-1": {**data["ex-9-1"], "hints": {}}}, "ex-9-1", reference=lambda x: 2 * x)
+    spec = declared(
+        {"ex-9-1": {**data["ex-9-1"], "public": [[2]], "mistakes": {"square": "you squared it"}}},
+        "ex-9-1",
+        reference=lambda x: 2 * x,
+        hidden=lambda draw: [(draw.randrange(3, 9),)],
+        slips=lambda x: {"square": x * x, "half": x / 2},
+    )
+    with pytest.raises(ValueError, match="have no hint"):
+        spec.check(lambda x: x + 1, quiet=True)

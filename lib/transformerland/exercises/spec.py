@@ -31,20 +31,28 @@ The same spec serves three callers:
 
 ``forbids`` names library functions the student must write, not call: while the student's function runs
 (in the notebook and in the sandbox), each of them raises :class:`ForbiddenCall`.
+
+A chapter declares its exercises in two parts (:func:`declared`): the words and numbers in a TOML file beside
+its module (``ch8.toml``: names, signature, points, the public calls, the problem and hint texts, and the
+hint for each typical slip, by key), and the parts that are code in the module (``ch8.py``: the reference, the
+hidden cases' draw, and ``slips``, what each typical slip returns on a case, under the same keys).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import importlib.resources
 import math
 import random
+import tomllib
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from .checking import Check, CheckFailed, CheckResult, Mistake, hint_for
+from .checking import Check, CheckFailed, CheckResult, Mistake, hint_for, numbers_close, tensors_close, tensors_equal
 
 __all__ = [
     "PUBLIC_SEED",
@@ -54,7 +62,9 @@ __all__ = [
     "Exercise",
     "ForbiddenCall",
     "cases_of",
+    "chapter_data",
     "compare",
+    "declared",
     "default_judge",
     "drawn",
     "forbidding",
@@ -349,6 +359,7 @@ class Exercise:
             student's code runs.
         visibility: when Gradescope shows the student this exercise's result: ``"visible"``,
             ``"after_due_date"``, ``"after_published"`` or ``"hidden"``.
+        texts: the judge's own messages by key, read with :meth:`say`.
         changes_arguments: whether the function may write into its arguments; if not (the default), an
             answer that changed them is NOT YET with ``changed_problem`` and ``changed_hint``.
     """
@@ -371,6 +382,11 @@ class Exercise:
     changes_arguments: bool = False
     changed_problem: str = "the function changed the arguments it was given"
     changed_hint: str = "compute the result in a new tensor; do not write into the arguments."
+    texts: Mapping[str, str] = field(default_factory=dict)
+
+    def say(self, key: str, *args: Any, **fields: Any) -> str:
+        """The judge's message ``texts[key]`` with ``args`` (``{0}``, …) and ``fields`` (``{got}``, …) filled in."""
+        return self.texts[key].format(*args, **fields)
 
     def __post_init__(self) -> None:
         Check(self.label, self.what, quiet=True)  # raises on a malformed label
@@ -472,3 +488,105 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     return type(a) is type(b) and (a == b or (a != a and b != b))  # nan equals nan here
+
+
+# --- a chapter's exercises as data (TOML) plus code --------------------------------------------------
+
+#: The keys an exercise's table may hold in a chapter's TOML file, beyond ``public``, ``problem``, ``cases``,
+#: ``mistakes``, ``tolerance`` and ``answer`` (see :func:`declared`).
+_FIELDS = {f.name for f in dataclasses.fields(Exercise)} - {"label", "cases", "reference", "mistakes", "probe"}
+
+#: The judges a chapter's data can name as its exercise's ``answer.kind``, with their words as the other keys.
+_JUDGES: dict[str, Callable[..., Judge]] = {
+    "number": number_answer,
+    "numbers": numbers_answer,
+    "int": int_answer,
+    "tensor": tensor_answer,
+}
+
+
+def _tolerance(words: str | Mapping[str, float]) -> Callable[[Any, Any], bool]:
+    """``"exact"`` (tensors equal), ``{atol, rtol}`` (tensors close) or ``{rel_tol, abs_tol}`` (numbers close)."""
+    if words == "exact":
+        return tensors_equal
+    if isinstance(words, Mapping) and "atol" in words:
+        return tensors_close(**words)
+    if isinstance(words, Mapping) and "rel_tol" in words:
+        return numbers_close(**words)
+    raise ValueError(f"a tolerance is 'exact', {{atol, rtol}} or {{rel_tol, abs_tol}}, got {words!r}.")
+
+
+def chapter_data(module: str) -> dict[str, dict[str, Any]]:
+    """The exercises of the chapter module ``module`` (its ``__name__``) as data, by label: the TOML file beside it."""
+    name = module.rpartition(".")[2] + ".toml"
+    return tomllib.loads(importlib.resources.files(__package__).joinpath(name).read_text(encoding="utf-8"))
+
+
+def declared(
+    data: Mapping[str, Mapping[str, Any]],
+    label: str,
+    *,
+    reference: Callable[..., Any],
+    cases: Callable[[int], list[Case]] | None = None,
+    hidden: Callable[[random.Random], Sequence[Sequence[Any]]] | None = None,
+    slips: Callable[..., Mapping[str, Any]] | None = None,
+    **code: Any,
+) -> Exercise:
+    """The exercise ``label``: its words and numbers from ``data`` (:func:`chapter_data`), the rest from code.
+
+    ``data[label]`` holds :class:`Exercise`'s plain fields (``what``, ``checker``, ``function``, ``signature``,
+    ``hint``, ``points``, ``forbids``, ``texts``, …) and:
+
+    * ``public``: the notebook's calls, each a list of positional arguments, with ``problem``, their cases'
+      problem (:func:`cases_of`); the grader's calls come from ``hidden(random.Random(seed))``;
+    * ``cases``: for cases that code makes (``cases``, seed → ``[Case]``), their texts by tag,
+      ``{tag = {problem, hint, mistakes}}``;
+    * ``mistakes``: the typical slips in the order they are tried, ``key = "hint"`` or
+      ``key = {hint = "…", problem = "…"}``; ``slips(*args, **kwargs)`` returns each one's answer to a case
+      by the same key (a slip that does not apply to a case is left out);
+    * ``tolerance``: ``"exact"``, ``{atol, rtol}`` or ``{rel_tol, abs_tol}``;
+    * ``answer``: a judge by kind, ``{kind = "number" | "numbers" | "int" | "tensor", …}`` with the words of
+      :func:`number_answer`, :func:`numbers_answer`, :func:`int_answer` or :func:`tensor_answer`.
+
+    ``code``: the other :class:`Exercise` fields that are code (``tolerance``, ``judge``, ``probe``).
+    """
+    table = dict(data[label])
+    public, problem = table.pop("public", None), table.pop("problem", "the values are wrong")
+    tagged, hints = table.pop("cases", {}), table.pop("mistakes", {})
+    if "tolerance" in table:
+        table["tolerance"] = _tolerance(table["tolerance"])
+    if "answer" in table:
+        words = dict(table.pop("answer"))
+        table["judge"] = _JUDGES[words.pop("kind")](**words)
+    unknown = set(table) - _FIELDS
+    if unknown:
+        raise ValueError(f"{label}: unknown keys {sorted(unknown)} in the chapter's data.")
+    table["forbids"] = tuple(table.get("forbids", ()))
+    if cases is None:
+        if public is None or hidden is None:
+            raise ValueError(f"{label}: give cases, or public calls in the data and hidden in the code.")
+        calls = [tuple(call) for call in public]
+
+        def cases(seed: int) -> list[Case]:
+            return cases_of(drawn(seed, calls, hidden), problem)
+
+    made = cases
+
+    def texted(seed: int) -> list[Case]:
+        return [dataclasses.replace(case, **tagged.get(case.tag, {})) for case in made(seed)]
+
+    def mistakes(case: Case) -> list[Mistake]:
+        if slips is None:
+            return []
+        answers = slips(*case.args, **case.kwargs)
+        if set(answers) - set(hints):
+            raise ValueError(f"{label}: slips {sorted(set(answers) - set(hints))} have no hint in the data.")
+        return [_mistake(answers[key], hints[key]) for key in hints if key in answers]
+
+    return Exercise(label=label, cases=texted, reference=reference, mistakes=mistakes, **{**table, **code})
+
+
+def _mistake(answer: Any, words: str | Mapping[str, str]) -> Mistake:
+    if isinstance(words, str):
+        return Mistake(answer, words)
+    return Mistake(answer, words["hint"], words.get("problem", ""))
