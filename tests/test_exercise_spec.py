@@ -140,7 +140,7 @@ def chapters_with_data() -> list[str]:
     return [name for name in names if re.fullmatch(r".*\.ch\d+", name) and HAS_DATA(name)]
 
 
-def HAS_DATA(name: str) -> bool:  # noqa: N802 (temporary while the chapters move to data)
+def HAS_DATA(name: str) -> bool:  # temporary, while the chapters move to data
     return (importlib.resources.files("transformerland.exercises") / (name.rpartition(".")[2] + ".toml")).is_file()
 
 
