@@ -171,3 +171,12 @@ def test_declared_refuses_unknown_keys_and_slips_without_a_hint():
     )
     with pytest.raises(ValueError, match="have no hint"):
         spec.check(lambda x: x + 1, quiet=True)
+    worded = declared(
+        {"ex-9-1": {**data["ex-9-1"], "public": [[3]], "mistakes": {"square": "{x} squared is {xx}"}}},
+        "ex-9-1",
+        reference=lambda x: 2 * x,
+        hidden=lambda draw: [(4,)],
+        slips=lambda x: {"square": x * x},
+        words=lambda x: {"x": x, "xx": x * x},
+    )
+    assert worded.check(lambda x: x * x, quiet=True).hint == "3 squared is 9"

@@ -530,6 +530,7 @@ def declared(
     cases: Callable[[int], list[Case]] | None = None,
     hidden: Callable[[random.Random], Sequence[Sequence[Any]]] | None = None,
     slips: Callable[..., Mapping[str, Any]] | None = None,
+    words: Callable[..., Mapping[str, Any]] | None = None,
     **code: Any,
 ) -> Exercise:
     """The exercise ``label``: its words and numbers from ``data`` (:func:`chapter_data`), the rest from code.
@@ -543,7 +544,8 @@ def declared(
       ``{tag = {problem, hint, mistakes}}``;
     * ``mistakes``: the typical slips in the order they are tried, ``key = "hint"`` or
       ``key = {hint = "…", problem = "…"}``; ``slips(*args, **kwargs)`` returns each one's answer to a case
-      by the same key (a slip that does not apply to a case is left out);
+      by the same key (a slip that does not apply to a case is left out); ``words(*args, **kwargs)``, if given,
+      fills the fields of their hints and problems (``{d_k}``) for that case;
     * ``tolerance``: ``"exact"``, ``{atol, rtol}`` or ``{rel_tol, abs_tol}``;
     * ``answer``: a judge by kind, ``{kind = "number" | "numbers" | "int" | "tensor", …}`` with the words of
       :func:`number_answer`, :func:`numbers_answer`, :func:`int_answer` or :func:`tensor_answer`.
@@ -581,12 +583,13 @@ def declared(
         answers = slips(*case.args, **case.kwargs)
         if set(answers) - set(hints):
             raise ValueError(f"{label}: slips {sorted(set(answers) - set(hints))} have no hint in the data.")
-        return [_mistake(answers[key], hints[key]) for key in hints if key in answers]
+        fields = words(*case.args, **case.kwargs) if words is not None else {}
+        return [_mistake(answers[key], hints[key], fields) for key in hints if key in answers]
 
     return Exercise(label=label, cases=texted, reference=reference, mistakes=mistakes, **{**table, **code})
 
 
-def _mistake(answer: Any, words: str | Mapping[str, str]) -> Mistake:
-    if isinstance(words, str):
-        return Mistake(answer, words)
-    return Mistake(answer, words["hint"], words.get("problem", ""))
+def _mistake(answer: Any, words: str | Mapping[str, str], fields: Mapping[str, Any]) -> Mistake:
+    """The slip's answer with its hint (and problem), their ``{fields}`` filled in when there are any."""
+    hint, problem = (words, "") if isinstance(words, str) else (words["hint"], words.get("problem", ""))
+    return Mistake(answer, hint.format(**fields) if fields else hint, problem.format(**fields) if fields else problem)
