@@ -558,8 +558,8 @@ def declared(
     if "tolerance" in table:
         table["tolerance"] = _tolerance(table["tolerance"])
     if "answer" in table:
-        words = dict(table.pop("answer"))
-        table["judge"] = _JUDGES[words.pop("kind")](**words)
+        answer = dict(table.pop("answer"))
+        table["judge"] = _JUDGES[answer.pop("kind")](**answer)
     unknown = set(table) - _FIELDS
     if unknown:
         raise ValueError(f"{label}: unknown keys {sorted(unknown)} in the chapter's data.")
