@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import torch
-from transformerland.encodings import LAYOUTS, scaling_recipes
+from transformerland.encodings import LAYOUTS, ROTARY_LAYOUTS, scaling_recipes
 from transformerland.model import TinyTransformer, TransformerConfig
 
 from . import Bool, Choice, Count, Device, Fixed, Number, Size, Tensor, close, contract, finite
@@ -44,15 +44,22 @@ def rotated(x: torch.Tensor, positions: torch.Tensor, base: float, halves: bool,
 
 def rotary_contract(name: str, halves: bool):
     """RoPE in either layout: the result is the complex-number rotation of each pair, times the factor."""
+    layout = {} if halves else {"layout": Choice("pairs", ROTARY_LAYOUTS)}
     return contract(
         f"{R}.{name}",
+        **layout,
         x=Tensor(lambda: torch.randn(2, 5, 8), wrong_shapes=((8,), (2, 5, 7))),
         positions=Tensor(lambda: torch.arange(5), kind="any", wrong_shapes=((4,), (1, 5)), optional=True),
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
         attention_factor=Number(1.0, low=0, low_open=True, span=(0, 10)),
         reference=lambda out, a: close(
             out,
-            rotated(a["x"], torch.arange(5) if a["positions"] is None else a["positions"], a["base"], halves)
+            rotated(
+                a["x"],
+                torch.arange(5) if a["positions"] is None else a["positions"],
+                a["base"],
+                halves or a.get("layout") == "halves",
+            )
             * a["attention_factor"],
             1e-4,
         ),

@@ -20,6 +20,7 @@ from .rope_scaling import (
     yarn_ramp,
 )
 from .rotary import (
+    ROTARY_LAYOUTS,
     apply_rotary,
     apply_rotary_half,
     halves_to_pairs,
@@ -42,6 +43,7 @@ from .sinusoidal import (
 __all__ = [
     "LAYOUTS",
     "ROPE_TYPES",
+    "ROTARY_LAYOUTS",
     "LearnedPositionalEmbedding",
     "SequenceTooLongError",
     "SinusoidalPositionalEncoding",

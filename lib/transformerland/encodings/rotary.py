@@ -7,9 +7,12 @@ then meet at the angle ``(m - n)·θ_i``, so their score depends only on the off
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from .._validation import (
+    require_choice,
     require_even,
     require_float_tensor,
     require_min_dims,
@@ -20,6 +23,7 @@ from .._validation import (
 from .sinusoidal import sinusoid_frequencies
 
 __all__ = [
+    "ROTARY_LAYOUTS",
     "apply_rotary",
     "apply_rotary_half",
     "halves_to_pairs",
@@ -78,6 +82,11 @@ def _cos_sin(
     return (gain * angles.cos()).to(x.dtype), (gain * angles.sin()).to(x.dtype)
 
 
+#: The two ways of pairing RoPE's features: neighbours ``(2i, 2i+1)`` (RoFormer, GPT-J, llama.cpp's files),
+#: or dimension ``i`` with ``i + d/2`` (transformers' LLaMA, GPT-NeoX).
+ROTARY_LAYOUTS = ("pairs", "halves")
+
+
 def apply_rotary(
     x: torch.Tensor,
     positions: torch.Tensor | None = None,
@@ -85,8 +94,9 @@ def apply_rotary(
     *,
     inv_freq: torch.Tensor | None = None,
     attention_factor: float = 1.0,
+    layout: str = "pairs",
 ) -> torch.Tensor:
-    """Rotate adjacent pairs of the last dimension of ``x`` by position-dependent angles.
+    """Rotate pairs of the last dimension of ``x`` by position-dependent angles.
 
     Args:
         x: ``(..., T, d)`` with even ``d``: queries or keys, of a floating dtype (an integer
@@ -95,11 +105,16 @@ def apply_rotary(
         base: frequency base (10000 in RoFormer), a finite positive number.
         inv_freq: optional ``(d/2,)`` frequencies replacing ``base^(-2i/d)`` (a scaling recipe's).
         attention_factor: multiplies the rotated vector (YaRN's temperature; 1 otherwise).
+        layout: ``"pairs"``: adjacent dimensions ``(2i, 2i+1)`` turn together; ``"halves"``:
+            :func:`apply_rotary_half`'s pairing.
 
     Returns:
         The rotated tensor, same shape and dtype as ``x``; a ``T = 0`` input gives an empty result.
     """
+    require_choice(layout, "layout", ROTARY_LAYOUTS)
     cos, sin = _cos_sin(x, positions, base, inv_freq, attention_factor)  # (T, d/2)
+    if layout == "halves":  # x · cos + rotate_half(x) · sin, each of the d/2 angles used twice
+        return x * torch.cat([cos, cos], dim=-1) + rotate_half(x) * torch.cat([sin, sin], dim=-1)
     even, odd = x[..., 0::2], x[..., 1::2]
     rotated = torch.stack([even * cos - odd * sin, even * sin + odd * cos], dim=-1)
     return rotated.flatten(-2)
@@ -117,24 +132,20 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat([-second, first], dim=-1)
 
 
-def apply_rotary_half(
-    x: torch.Tensor,
-    positions: torch.Tensor | None = None,
-    base: float = 10000.0,
-    *,
-    inv_freq: torch.Tensor | None = None,
-    attention_factor: float = 1.0,
-) -> torch.Tensor:
+def apply_rotary_half(x: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """RoPE in the "halves" layout: dimension ``i`` turns together with dimension ``i + d/2``.
 
     ``x · cos + rotate_half(x) · sin``, with each of the ``d/2`` angles used twice, as in
     transformers' ``apply_rotary_pos_emb`` for LLaMA. It is :func:`apply_rotary` up to a
     fixed reordering of the features: see :func:`halves_to_pairs`.
 
-    Arguments, result and errors as in :func:`apply_rotary` (``x``: ``(..., T, d)``, even ``d``).
+    The arguments (``x``: ``(..., T, d)``, even ``d``; ``positions``, ``base``, ``inv_freq``,
+    ``attention_factor``), the result and the errors are :func:`apply_rotary`'s, whose
+    ``layout="halves"`` this is.
     """
-    cos, sin = _cos_sin(x, positions, base, inv_freq, attention_factor)  # (T, d/2)
-    return x * torch.cat([cos, cos], dim=-1) + rotate_half(x) * torch.cat([sin, sin], dim=-1)
+    if "layout" in kwargs:
+        raise TypeError("apply_rotary_half takes no layout: it is apply_rotary(..., layout='halves').")
+    return apply_rotary(x, *args, **kwargs, layout="halves")
 
 
 def halves_to_pairs(dim: int) -> torch.Tensor:
