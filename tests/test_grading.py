@@ -133,7 +133,8 @@ def checksums(*folders: Path) -> dict[str, str]:
     return {
         str(path): hashlib.sha256(path.read_bytes()).hexdigest()
         for folder in folders
-        for path in sorted(folder.rglob("*.py"))
+        for path in sorted(folder.rglob("*"))
+        if path.suffix in (".py", ".toml")  # the checkers' code and their data
     }
 
 

@@ -78,10 +78,15 @@ def build(root: Path, out: Path, package: str = "transformerland.exercises") -> 
                 archive.write(requirements, "requirements.txt")
             for name in TOOLS:
                 archive.write(book.ROOT / "tools" / name, f"tools/{name}")
-            for file in sorted(library.rglob("*.py")):
+            for file in _package_files(library):
                 archive.write(file, f"lib/transformerland/{file.relative_to(library)}")
         written.append(target)
     return written
+
+
+def _package_files(library: Path) -> list[Path]:
+    """The library's modules and the data they read (the exercises' ``ch<N>.toml``, ``data/*.json``)."""
+    return sorted(p for p in library.rglob("*") if p.is_file() and p.suffix in (".py", ".toml", ".json"))
 
 
 def _add_text(archive: zipfile.ZipFile, name: str, text: str) -> None:
