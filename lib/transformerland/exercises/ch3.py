@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -79,6 +80,11 @@ def _forward(check: Check, spec: Exercise, outcome: dict[str, Any], shape: tuple
     return outcome.get("value")
 
 
+def _shaped(out: Any, shape: Sequence[int]) -> bool:
+    """Whether a forward call's output is a tensor of ``shape``."""
+    return isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(shape)
+
+
 def _judge_layer(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
     """The checks of ex-3-1 on what the probe found, in the order a reader fixes them."""
     max_len, d_model = case.args
@@ -90,19 +96,18 @@ def _judge_layer(check: Check, spec: Exercise, case: Case, got: Any, expected: A
         std = got.get("std", 0.0)
         check.that(0.01 < std < 0.04, *_said(spec, "scale", std=std))
         return
-    rows = max_len * d_model
-    check.that(count == rows, *_said(spec, "count", max_len=max_len, d_model=d_model, count=count, rows=rows))
+    size = max_len * d_model
+    check.that(count == size, *_said(spec, "count", max_len=max_len, d_model=d_model, count=count, size=size))
     table, shape, full = got["table"], (2, 4, d_model), (1, max_len, d_model)
     out = _forward(check, spec, got["zeros"], shape, max_len)
     out_shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
     check.that(out_shape == shape, *_said(spec, "shape", shape=shape, got=out_shape))
-    check.that(torch.allclose(out, table[:4].expand(*shape)), *_said(spec, "rows"))
+    first_rows = table[:4].expand(*shape)
+    check.that(torch.allclose(out, first_rows), *_said(spec, "rows"))
     out, x = _forward(check, spec, got["x"], shape, max_len), got["x_in"]
-    added = isinstance(out, torch.Tensor) and out.shape == x.shape
-    check.that(added and torch.allclose(out - x, table[:4].expand(*shape), atol=1e-6), *_said(spec, "added"))
+    check.that(_shaped(out, x.shape) and torch.allclose(out - x, first_rows, atol=1e-6), *_said(spec, "added"))
     out = _forward(check, spec, got["full"], full, max_len)
-    all_rows = isinstance(out, torch.Tensor) and out.shape == full and torch.allclose(out[0], table)
-    check.that(all_rows, *_said(spec, "full", max_len=max_len))
+    check.that(_shaped(out, full) and torch.allclose(out[0], table), *_said(spec, "full", max_len=max_len))
     too_long = got["too_long"]
     fields = {**too_long, "over": max_len + 1, "max_len": max_len}
     if too_long.get("value_error"):
