@@ -1,19 +1,21 @@
-"""Exercises of chapter 3, *Learned positional embeddings* (the Ledger Hall), as specs.
+"""Exercises of chapter 3, the Ledger Hall (learned positional embeddings), as specs (words in ``ch3.toml``).
 
-- ``ex-3-1``: :data:`LEARNED_POSITIONS`, a trainable table added to the input (a class: its spec's probe
-  turns what the student's layer does into data).
-- ``ex-3-2``: :data:`POSITION_PARAMETERS`, how many numbers a position scheme trains.
+* :data:`LEARNED_POSITIONS` (ex-3-1): a trainable table added to the input (a class: its spec's probe turns
+  what the student's layer does into data).
+* :data:`POSITION_PARAMETERS` (ex-3-2): how many numbers a position scheme trains.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch import nn
 
-from .checking import Check, Mistake
-from .spec import Case, Exercise, int_answer
+from .checking import Check
+from .spec import PUBLIC_SEED, Case, Exercise, cases_of, chapter_data, declared
 
 __all__ = [
     "EXERCISES",
@@ -23,7 +25,12 @@ __all__ = [
     "check_position_parameters",
 ]
 
-# --- ex-3-1: the learned position layer ---------------------------------------------------------------
+_DATA = chapter_data(__name__)
+
+
+def _said(spec: Exercise, key: str, **fields: Any) -> tuple[str, str]:
+    """The problem ``texts[key]`` and its hint ``texts[key_hint]``, with ``fields`` filled in."""
+    return spec.say(key, **fields), spec.say(f"{key}_hint", **fields)
 
 
 def _layer_cases(seed: int) -> list[Case]:
@@ -32,11 +39,11 @@ def _layer_cases(seed: int) -> list[Case]:
     return [Case((max_len, d_model), {"x_seed": seed}, tag="layer"), Case((256, 16), tag="wide")]
 
 
-def _outcome(action: Any) -> dict[str, Any]:
-    """What a call into the student's layer did: ``{"value": …}`` or ``{"raised": name, "message": …}``."""
+def _outcome(layer: nn.Module, x: torch.Tensor) -> dict[str, Any]:
+    """What ``layer(x)`` did: ``{"value": …}`` or ``{"raised": name, "message": …}``."""
     try:
         with torch.no_grad():
-            return {"value": action()}
+            return {"value": layer(x)}
     except NotImplementedError:
         return {"raised": "NotImplementedError", "message": ""}
     except Exception as error:  # the student's bug, kept as data
@@ -58,175 +65,88 @@ def _probe_layer(layer_class: Any, case: Case) -> dict[str, Any]:
         return found
     found["table"] = params[0].detach().reshape(max_len, d_model).clone()
     x = torch.randn(2, 4, d_model, generator=torch.Generator().manual_seed(case.kwargs.get("x_seed", 0)))
-    for name, tensor in {
-        "zeros": torch.zeros(2, 4, d_model),
-        "x": x,
-        "full": torch.zeros(1, max_len, d_model),
-        "too_long": torch.zeros(1, max_len + 1, d_model),
-    }.items():
-        found[name] = _outcome(lambda tensor=tensor: layer(tensor))
-    found["x_in"] = x
-    return found
+    inputs = {"zeros": torch.zeros(2, 4, d_model), "x": x, "full": torch.zeros(1, max_len, d_model)}
+    inputs["too_long"] = torch.zeros(1, max_len + 1, d_model)
+    return {**found, **{name: _outcome(layer, tensor) for name, tensor in inputs.items()}, "x_in": x}
 
 
-def _forward(check: Check, outcome: dict[str, Any], shape: tuple[int, ...], max_len: int) -> Any:
+def _forward(check: Check, spec: Exercise, outcome: dict[str, Any], shape: tuple[int, ...], max_len: int) -> Any:
     """The output of one forward call, or the verdict its raise deserves."""
     if outcome.get("raised") == "NotImplementedError":
-        check.fail(
-            "forward is not written yet (it raised NotImplementedError)", "replace the stub's body with your code."
-        )
+        check.fail(*_said(spec, "stub"))
     if outcome.get("raised"):
-        hint = "look at the line of your forward that raised."
-        if "size" in outcome["message"]:
-            hint = (
-                f"an input of T = {shape[1]} positions uses only the first T rows of the table: "
-                "slice it with table[:T] (or look up positions 0 … T-1) before adding it to x."
-            )
-        check.fail(
-            f"forward on an input of shape {shape} (table of {max_len} rows) raised {outcome['raised']}: "
-            f"{outcome['message']}",
-            hint,
-        )
+        problem, hint = _said(spec, "raised", shape=shape, max_len=max_len, **outcome)
+        check.fail(problem, spec.say("size_hint", length=shape[1]) if "size" in outcome["message"] else hint)
     return outcome.get("value")
+
+
+def _shaped(out: Any, shape: Sequence[int]) -> bool:
+    """Whether a forward call's output is a tensor of ``shape``."""
+    return isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(shape)
 
 
 def _judge_layer(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
     """The checks of ex-3-1 on what the probe found, in the order a reader fixes them."""
     max_len, d_model = case.args
-    check.that(
-        isinstance(got, dict) and got.get("type") == "Module",
-        f"calling it returned a {got.get('type') if isinstance(got, dict) else type(got).__name__}, not an nn.Module",
-        "write a class that subclasses nn.Module and pass the class itself to the checker.",
-    )
+    kind = got.get("type") if isinstance(got, dict) else type(got).__name__
+    check.that(isinstance(got, dict) and kind == "Module", *_said(spec, "not_module", kind=kind))
     count = got.get("count", 0)
-    check.that(
-        count > 0,
-        "the layer has no trainable parameters",
-        "a tensor stored as a plain attribute is not trained: wrap it in nn.Parameter(...) "
-        "or use nn.Embedding(max_len, d_model).",
-    )
+    check.that(count > 0, *_said(spec, "untrained"))
     if case.tag == "wide":
         std = got.get("std", 0.0)
-        check.that(
-            0.01 < std < 0.04,
-            f"the table starts with standard deviation {std:.3f}, expected about 0.02",
-            "nn.Embedding starts at N(0, 1); re-initialise its weight with nn.init.normal_(weight, std=0.02), "
-            "the scale of the token embeddings (as BERT does).",
-        )
+        check.that(0.01 < std < 0.04, *_said(spec, "scale", std=std))
         return
-    check.that(
-        count == max_len * d_model,
-        f"with max_len={max_len} and d_model={d_model} the layer trains {count} numbers, expected {max_len * d_model}",
-        "one row of d_model numbers per position, and nothing else: a (max_len, d_model) table.",
-    )
-    table = got["table"]
-    zeros_shape = (2, 4, d_model)
-    out = _forward(check, got["zeros"], zeros_shape, max_len)
-    check.that(
-        isinstance(out, torch.Tensor) and tuple(out.shape) == zeros_shape,
-        f"an input of shape {zeros_shape} gave an output of shape "
-        f"{tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__}",
-        "return a tensor of the input's shape (B, T, D): the positions are added, not appended.",
-    )
-    check.that(
-        torch.allclose(out, table[:4].expand(*zeros_shape)),
-        "on an all-zero input the output is not the first T rows of the table, one per position",
-        "position p receives row p of the table: add table[:T] (rows 0 … T-1, in order), "
-        "the same rows for every sequence in the batch.",
-    )
-    out = _forward(check, got["x"], zeros_shape, max_len)
-    check.that(
-        isinstance(out, torch.Tensor)
-        and out.shape == got["x_in"].shape
-        and torch.allclose(out - got["x_in"], table[:4].expand(*zeros_shape), atol=1e-6),
-        "the output is not the input plus the position rows",
-        "the layer adds positions to the token vectors: return x + table[:T], not the rows alone.",
-    )
-    out = _forward(check, got["full"], (1, max_len, d_model), max_len)
-    check.that(
-        isinstance(out, torch.Tensor) and out.shape == (1, max_len, d_model) and torch.allclose(out[0], table),
-        f"an input of exactly max_len = {max_len} positions does not get all {max_len} rows",
-        "every row is usable: positions 0 … max_len-1 all exist.",
-    )
+    size = max_len * d_model
+    check.that(count == size, *_said(spec, "count", max_len=max_len, d_model=d_model, count=count, size=size))
+    table, shape, full = got["table"], (2, 4, d_model), (1, max_len, d_model)
+    out = _forward(check, spec, got["zeros"], shape, max_len)
+    out_shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+    check.that(out_shape == shape, *_said(spec, "shape", shape=shape, got=out_shape))
+    first_rows = table[:4].expand(*shape)
+    check.that(torch.allclose(out, first_rows), *_said(spec, "rows"))
+    out, x = _forward(check, spec, got["x"], shape, max_len), got["x_in"]
+    check.that(_shaped(out, x.shape) and torch.allclose(out - x, first_rows, atol=1e-6), *_said(spec, "added"))
+    out = _forward(check, spec, got["full"], full, max_len)
+    check.that(_shaped(out, full) and torch.allclose(out[0], table), *_said(spec, "full", max_len=max_len))
     too_long = got["too_long"]
+    fields = {**too_long, "over": max_len + 1, "max_len": max_len}
     if too_long.get("value_error"):
-        check.that(
-            str(max_len) in too_long["message"],
-            f"the error for {max_len + 1} positions does not mention the limit: {too_long['message']}",
-            "say what the limit is, so that the reader knows what to shorten: include max_len in the message.",
-        )
-    elif too_long.get("raised"):
-        check.fail(
-            f"{max_len + 1} positions with a {max_len}-row table raised {too_long['raised']}: {too_long['message']}",
-            "check T against max_len before touching the table, and raise a ValueError that names max_len "
-            "(torch's own index or size error does not tell the reader what went wrong).",
-        )
+        check.that(str(max_len) in too_long["message"], *_said(spec, "vague", **fields))
     else:
-        check.fail(
-            f"{max_len + 1} positions with a {max_len}-row table raised no error",
-            "there is no row for position max_len: raise a ValueError that names max_len.",
-        )
+        check.fail(*_said(spec, "other_error" if too_long.get("raised") else "no_error", **fields))
 
 
-LEARNED_POSITIONS = Exercise(
-    label="ex-3-1",
-    what="learned position layer",
-    checker="check_learned_positions",
-    function="MyLearnedPositions",
-    signature="(max_len, d_model) -> nn.Module; forward(x (B, T, D)) -> x + table[:T], ValueError past max_len",
+LEARNED_POSITIONS = declared(
+    _DATA,
+    "ex-3-1",
+    reference=lambda *args, **kwargs: None,  # the judge reads the probe's data against the layer's own table
     cases=_layer_cases,
-    reference=lambda max_len, d_model, **kwargs: None,  # the judge reads the probe's data against the layer's own table
     judge=_judge_layer,
     probe=_probe_layer,
-    points=2,
 )
-
-# --- ex-3-2: counting parameters ------------------------------------------------------------------------
-
-_SCHEME_HINTS = {
-    "sinusoidal": "the sinusoids come from a formula and are computed, not trained: they cost no parameters.",
-    "none": "with no position scheme there is nothing to train.",
-    "learned": "a learned table has one row per position and d_model numbers in each row.",
-}
 
 
 def _count_cases(seed: int) -> list[Case]:
-    sizes = [(512, 768), (1024, 768), (24, 64), (1, 3)] if seed == 0 else [(300 + seed % 97, 96), (7, 5 + seed % 11)]
+    """Learned tables of a few sizes, then the schemes that train nothing; a case's hint is its scheme's."""
+    texts, problem = _DATA["ex-3-2"]["texts"], _DATA["ex-3-2"]["problem"]
+    sizes = (
+        [(512, 768), (1024, 768), (24, 64), (1, 3)]
+        if seed == PUBLIC_SEED
+        else [(300 + seed % 97, 96), (7, 5 + seed % 11)]
+    )
     calls = [("learned", n, d) for n, d in sizes] + [("sinusoidal", 512, 768), ("none", 512, 768)]
-    return [
-        Case(call, problem=f"count{call!r} returned {{got}}, which is not right", hint=_SCHEME_HINTS[call[0]])
-        for call in calls
-    ]
+    return [dataclasses.replace(case, hint=texts[case.args[0]]) for case in cases_of(calls, problem)]
 
 
-def _count_reference(scheme: str, max_len: int, d_model: int) -> int:
+def _count(scheme: str, max_len: int, d_model: int) -> int:
     return max_len * d_model if scheme == "learned" else 0
 
 
-def _count_mistakes(case: Case) -> list[Mistake]:
-    scheme, max_len, d_model = case.args
-    if scheme != "learned":
-        return []
-    return [
-        Mistake(max_len + d_model, "each position owns a whole row of d_model numbers: multiply, do not add."),
-        Mistake((max_len - 1) * d_model, "positions run from 0 to max_len - 1: that is max_len rows, not max_len - 1."),
-    ]
+def _count_slips(scheme: str, max_len: int, d_model: int) -> dict[str, int]:
+    return {"added": max_len + d_model, "one_short": (max_len - 1) * d_model} if scheme == "learned" else {}
 
 
-POSITION_PARAMETERS = Exercise(
-    label="ex-3-2",
-    what="parameter counts",
-    checker="check_position_parameters",
-    function="count_position_parameters",
-    signature="(scheme: 'learned' | 'sinusoidal' | 'none', max_len: int, d_model: int) -> int",
-    cases=_count_cases,
-    reference=_count_reference,
-    mistakes=_count_mistakes,
-    judge=int_answer(
-        "count{args!r} returned {got!r} ({kind}), not an int",
-        "return a plain Python int (use int(...) around a tensor or a float).",
-    ),
-)
+POSITION_PARAMETERS = declared(_DATA, "ex-3-2", reference=_count, cases=_count_cases, slips=_count_slips)
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [LEARNED_POSITIONS, POSITION_PARAMETERS]
