@@ -1,22 +1,22 @@
-"""Checkers for chapter 5, *Extrapolation limits* (the Edge of the Map).
+"""Exercises of chapter 5, the Edge of the Map (extrapolation limits), as specs (words in ``ch5.toml``).
 
-- ``ex-5-1``: :func:`check_interpolate_table`, stretch a learned table to more rows.
-- ``ex-5-3``: :func:`check_steps_to_reach`, read a fine-tuning curve: how many steps to a target loss.
-- ``ex-5-4``: :func:`check_sliding_windows`, cut a long input into overlapping windows that fit.
+* :data:`INTERPOLATE_TABLE` (ex-5-1): stretch a learned table to more rows.
+* :data:`STEPS_TO_REACH` (ex-5-3): read a fine-tuning curve: how many steps to a target loss.
+* :data:`SLIDING_WINDOWS` (ex-5-4): cut a long input into overlapping windows that fit.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import Any
 
 import torch
 
 from ..remedies import interpolate_table, window_spans
-from .checking import Check, Mistake
-from .spec import Case, Exercise, int_answer
+from .checking import Check
+from .spec import Case, Exercise, chapter_data, compare, declared
 
 __all__ = [
     "EXERCISES",
@@ -28,16 +28,21 @@ __all__ = [
     "check_steps_to_reach",
 ]
 
-_TABLE_HINT = "return a torch.Tensor of shape (new_len, d_model)."
+_DATA = chapter_data(__name__)
 
 
-_ENDS_HINT = (
-    "stretch the range so that its two ends stay put: new row j stands at old position "
-    "j · (L - 1) / (new_len - 1), not j · L / new_len ({})."
-)
+def _holding(check: Check, spec: Exercise, **fields: Any) -> Callable[..., None]:
+    """``holds(condition, key, hint="", **more)``: record one check; if ``condition`` is false, stop with the
+    spec's texts ``key`` and ``hint`` (by default ``key + "_hint"``), filled in with ``fields`` and ``more``."""
+
+    def holds(condition: object, key: str, hint: str = "", **more: Any) -> None:
+        words = {**fields, **more}
+        check.that(condition, spec.say(key, **words), spec.say(hint or f"{key}_hint", **words))
+
+    return holds
 
 
-def _interpolation_cases(seed: int) -> list[Case]:
+def _table_cases(seed: int) -> list[Case]:
     """A table whose rows change evenly (row p = p · direction + offset) stretched to 2L - 1 rows; a random
     table stretched; the same random table asked for as many rows as it has."""
     g = torch.Generator().manual_seed(500 + seed)
@@ -48,102 +53,46 @@ def _interpolation_cases(seed: int) -> list[Case]:
     even = torch.arange(float(rows))[:, None] * direction + offset  # (L, 3)
     shape, new_len = ((5, 8), 13) if seed == 0 else ((rows + 1, 8), int(torch.randint(8, 20, (1,), generator=g)))
     rough = torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    problem = INTERPOLATE_TABLE.say("rough", shape=shape, new_len=new_len)
     return [
         Case((even, 2 * rows - 1), tag="even"),
-        Case(
-            (rough, new_len),
-            problem=f"a random {shape} table stretched to {new_len} rows does not match linear interpolation",
-            hint="check the fractional weight w at each new row, and that rows are blended along "
-            "the position axis (dim 0).",
-            tag="rough",
-        ),
-        Case(
-            (rough, shape[0]),
-            problem="asking for as many rows as the table has does not give the table back",
-            hint="with new_len = L every new row lands exactly on an old one: the result must equal the table.",
-            tag="same",
-        ),
+        Case((rough, new_len), problem=problem, tag="rough"),
+        Case((rough, shape[0]), tag="same"),
     ]
 
 
-def _judge_interpolation(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+def _judge_table(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    """A random table: close to the reference. The table whose rows change evenly: its shape, dtype, finite
+    values and ends, then even steps, the hint naming what the answer did instead."""
     table, new_len = case.args
     rows, width = table.shape
-    got = check.tensor(got, _TABLE_HINT, returned=f"fn(table of {rows} rows, {new_len})")
+    got = check.tensor(got, spec.say("tensor_hint"), returned=spec.say("returned", rows=rows, new_len=new_len))
     if case.tag != "even":
-        close = tuple(got.shape) == (new_len, width) and torch.allclose(got.double(), expected, atol=1e-6)
-        check.that(close, case.problem, case.hint)
+        compare(check, spec, case, got.double(), expected)
         return
-    check.shape(
-        got,
-        (new_len, width),
-        f"a {(rows, width)} table stretched to {new_len} rows came back with shape {tuple(got.shape)}",
-        "one row per new position and the same width: shape (new_len, d_model).",
-    )
-    check.that(
-        got.dtype == table.dtype,
-        f"the result has dtype {got.dtype}, the table {table.dtype}",
-        "keep the table's dtype (and device), for example by computing the weights in table.dtype.",
-    )
-    check.that(
-        bool(torch.isfinite(got).all()),
-        "the result contains NaN or infinite values",
-        "look for a division by zero in the weights: the old position of new row j is j · (L - 1) / (new_len - 1).",
-    )
-    first_last = torch.allclose(got[0], table[0], atol=1e-5) and torch.allclose(got[-1], table[-1], atol=1e-5)
-    if not first_last and torch.allclose(got[:rows], table, atol=1e-5):
-        hint = (
-            "the first rows are the old table, unchanged, and the rest are new: that extends the table. "
-            "Interpolation spreads the old rows over the whole new range, so the last new row is the last old row."
-        )
-    else:
-        hint = _ENDS_HINT.format("which would ask for rows past the last one")
-    check.that(first_last, "the first and last rows of the result are not the first and last old rows", hint)
-    direction, offset = table[1] - table[0], table[0]
-    scaled = (torch.arange(float(new_len)) * rows / new_len)[:, None] * direction + offset
-    if not first_last or torch.allclose(got[:-1], scaled[:-1], atol=1e-5):
-        hint = _ENDS_HINT.format("which runs past the last trained row")
+    holds = _holding(check, spec)
+    holds(tuple(got.shape) == (new_len, width), "shape", table=(rows, width), new_len=new_len, got=tuple(got.shape))
+    holds(got.dtype == table.dtype, "dtype", got=got.dtype, table=table.dtype)
+    holds(bool(torch.isfinite(got).all()), "finite")
+    ends = torch.allclose(got[0], table[0], atol=1e-5) and torch.allclose(got[-1], table[-1], atol=1e-5)
+    holds(ends, "ends", "extends_hint" if torch.allclose(got[:rows], table, atol=1e-5) else "ends_hint")
+    scaled = (torch.arange(float(new_len)) * rows / new_len)[:, None] * (table[1] - table[0]) + table[0]
+    if torch.allclose(got[:-1], scaled[:-1], atol=1e-5):
+        hint = "scaled_hint"
     elif torch.allclose(got[::2], table, atol=1e-5):
-        hint = (
-            "the rows that land exactly on old positions are right, but the rows between are not: "
-            "blend the two old rows around them, not copy the nearest one: "
-            "(1 - w) · table[p] + w · table[p + 1], with w the fractional part."
-        )
+        hint = "nearest_hint"
     else:
-        hint = (
-            "a new row between old rows p and p + 1 must blend them in proportion to where it falls: "
-            "(1 - w) · table[p] + w · table[p + 1], with w the fractional part of its old position."
-        )
-    check.that(
-        torch.allclose(got, expected, atol=1e-5),
-        "stretching a table whose rows change evenly did not give rows that change evenly",
-        hint,
-    )
+        hint = "uneven_hint"
+    holds(torch.allclose(got, expected, atol=1e-5), "uneven", hint)
 
 
-INTERPOLATE_TABLE = Exercise(
-    label="ex-5-1",
-    what="position-table interpolation",
-    checker="check_interpolate_table",
-    function="my_interpolate_table",
-    signature="(table (L, D), new_len: int) -> Tensor (new_len, D): new row j stands at old position "
-    "j · (L - 1) / (new_len - 1), blended linearly",
-    cases=_interpolation_cases,
-    reference=interpolate_table,
-    judge=_judge_interpolation,
-    changed_problem="the function changed the table it was given",
-    changed_hint="build a new tensor; the trained table must stay as it was (the model still uses it).",
-)
-
-check_interpolate_table = INTERPOLATE_TABLE.checker_function()
+INTERPOLATE_TABLE = declared(_DATA, "ex-5-1", reference=interpolate_table, cases=_table_cases, judge=_judge_table)
 
 
-def _steps(losses: Sequence[float], target: float, window: int, *, start: int = 0, end: int = 0) -> int | None:
-    """The first step ``t`` whose window ``losses[t - window + start : t + start]`` averages at or below ``target``.
-
-    ``start`` shifts the window forward (a slip), ``end`` stops early (another); the right answer has both 0.
-    """
-    for step in range(window, len(losses) + 1 - end):
+def _steps(losses: Sequence[float], target: float, window: int, start: int = 0) -> int | None:
+    """The first step ``t`` whose window ``losses[t - window + start : t + start]`` averages at or below ``target``
+    (a ``start`` above 0, the window shifted forward, is a slip)."""
+    for step in range(window, len(losses) + 1):
         piece = losses[step - window + start : step + start]
         if len(piece) == window and sum(piece) / window <= target:
             return step
@@ -151,183 +100,82 @@ def _steps(losses: Sequence[float], target: float, window: int, *, start: int = 
 
 
 def _steps_cases(seed: int) -> list[Case]:
-    """A falling curve (window 1); a noisy one with a low outlier; the target reached at the last step; never."""
+    """A falling curve (window 1); a noisy one with a low outlier; the target reached at the last step; never;
+    a curve shorter than the window."""
     draw = random.Random(seed)
     drop = 0.1 if seed == 0 else draw.choice([0.05, 0.1, 0.2])
     falling = [round(2.0 - drop * i, 6) for i in range(10 if seed == 0 else draw.randrange(8, 14))]
     target = 1.5 if seed == 0 else round(falling[len(falling) // 2] + drop / 2, 6)
     dip = 1 if seed == 0 else draw.randrange(1, 3)
-    noisy = [2.0] * dip + [1.0] + [2.0] * 2 + [1.4] * 6
     last = 3 if seed == 0 else draw.randrange(2, 5)
+    words = _DATA["ex-5-3"]["cases"]
+    problem = STEPS_TO_REACH.say("falling", falling[0], falling[1], falling[-1], target, got="{got}")
     return [
-        Case(
-            (falling, target, 1),
-            problem=f"on the curve {falling[0]:g}, {falling[1]:g}, …, {falling[-1]:g} with target {target:g} and "
-            "window 1 you returned {got}",
-            hint="walk along the curve and stop at the first entry that is at or below the target.",
-        ),
-        Case(
-            (noisy, 1.5, 3),
-            problem="on a noisy curve with one low outlier (window 3) you returned {got}",
-            hint="compare the mean of the last `window` losses with the target, starting at step `window`.",
-        ),
-        Case(
-            ([2.0] * last + [1.0] * 3, 1.3, 4),
-            problem="a curve whose window mean first reaches the target at its last step gave {got}",
-            hint="include the last step: the window may end at the final entry of the curve.",
-            mistakes=False,
-        ),
-        Case(
-            ([2.0, 1.9, 1.8], 1.0, 2),
-            problem="a curve that never reaches the target gave {got!r}",
-            hint="when no window's mean is at or below the target, return None (not 0, -1 or the curve's length).",
-            mistakes=False,
-        ),
-        Case(
-            ([1.0, 1.0], 1.5, 5),
-            problem="a curve shorter than the window gave {got!r}",
-            hint="a mean over `window` steps needs at least `window` losses: return None if there are fewer.",
-            mistakes=False,
-        ),
+        Case((falling, target, 1), problem=problem, **words["falling"]),
+        Case(([2.0] * dip + [1.0] + [2.0] * 2 + [1.4] * 6, 1.5, 3), **words["noisy"]),
+        Case(([2.0] * last + [1.0] * 3, 1.3, 4), **words["last"]),
+        Case(([2.0, 1.9, 1.8], 1.0, 2), **words["never"]),
+        Case(([1.0, 1.0], 1.5, 5), **words["short"]),
     ]
 
 
-def _steps_mistakes(case: Case) -> list[Mistake]:
-    losses, target, window = case.args
+def _steps_slips(losses: Sequence[float], target: float, window: int) -> dict[str, int | None]:
     right = _steps(losses, target, window)
+    return {
+        "index": None if right is None else right - 1,
+        "length": len(losses),
+        "unsmoothed": _steps(losses, target, 1),
+        "ahead": _steps(losses, target, window, start=window - 1),
+    }
+
+
+STEPS_TO_REACH = declared(_DATA, "ex-5-3", reference=_steps, cases=_steps_cases, slips=_steps_slips)
+
+
+def _windows_hidden(draw: random.Random) -> list[tuple[int, int, int]]:
+    window = draw.choice([8, 16, 32])
     return [
-        Mistake(
-            None if right is None else right - 1,
-            "that is the index of the entry, counted from 0; the question asks for a number of steps, "
-            "and losses[i] was measured at step i + 1.",
-        ),
-        Mistake(len(losses), "return the first step at which the target is reached, not the last step of the curve."),
-        Mistake(
-            _steps(losses, target, 1),
-            "one lucky batch is not a recovered model: average the last `window` losses before comparing "
-            "(a step counts once the mean of the window ending there is at or below the target).",
-        ),
-        Mistake(
-            _steps(losses, target, window, start=window - 1),
-            "the window at step t holds losses t - window + 1 … t (the last `window` entries), not the next ones.",
-        ),
+        (draw.randrange(2 * window, 4 * window), window, window // 2),
+        (draw.randrange(1000, 3000), 512, draw.choice([128, 256])),
+        (draw.randrange(window + 1, 3 * window), window, window),
+        (window + 1, window, draw.randrange(2, window // 2)),
+        (draw.randrange(1, window), window, window // 2),
+        (window, window, window // 2),
     ]
-
-
-STEPS_TO_REACH = Exercise(
-    label="ex-5-3",
-    what="steps to reach a target loss",
-    checker="check_steps_to_reach",
-    function="my_steps_to_reach",
-    signature="(losses: list[float], target: float, window: int) -> int | None: the first step whose window "
-    "mean is at or below the target",
-    cases=_steps_cases,
-    reference=_steps,
-    mistakes=_steps_mistakes,
-    judge=int_answer(
-        "the answer {got!r} is a {kind}, not a whole number of steps (or None)",
-        "return an int (a number of steps) or None when the target is never reached.",
-        none=True,
-    ),
-)
-
-check_steps_to_reach = STEPS_TO_REACH.checker_function()
 
 
 def _is_span(span: object) -> bool:
-    return (
-        isinstance(span, tuple | list)
-        and len(span) == 2
-        and all(isinstance(v, int) and not isinstance(v, bool) for v in span)
-    )
-
-
-def _windows_cases(seed: int) -> list[Case]:
-    """Inputs longer than the window (stride below it, far below it, equal to it), shorter, exactly as long."""
-    calls = [(20, 8, 4), (1300, 512, 256), (17, 8, 8), (9, 8, 3), (5, 8, 4), (8, 8, 4)]
-    if seed != 0:
-        draw = random.Random(seed)
-        window = draw.choice([8, 16, 32])
-        calls = [
-            (draw.randrange(2 * window, 4 * window), window, window // 2),
-            (draw.randrange(1000, 3000), 512, draw.choice([128, 256])),
-            (draw.randrange(window + 1, 3 * window), window, window),
-            (window + 1, window, draw.randrange(2, window // 2)),
-            (draw.randrange(1, window), window, window // 2),
-            (window, window, window // 2),
-        ]
-    return [Case(call) for call in calls]
+    whole = isinstance(span, tuple | list) and len(span) == 2
+    return whole and all(isinstance(v, int) and not isinstance(v, bool) for v in span)
 
 
 def _judge_windows(check: Check, spec: Exercise, case: Case, spans: Any, expected: Any) -> None:
     """Any covering that fits passes (the windows need not be the reference's): the properties, one by one."""
     length, window, stride = case.args
-    call = f"fn({length}, {window}, {stride})"
-    check.that(
-        isinstance(spans, list | tuple) and len(spans) > 0 and all(_is_span(s) for s in spans),
-        f"{call} returned {spans!r}, not a list of (start, end) pairs of ints",
-        "return a list of tuples (start, end), with end excluded, as Python slices use them.",
-    )
+    holds = _holding(check, spec, call=f"fn{case.shown()}", length=length, window=window, stride=stride)
+    listed = isinstance(spans, list | tuple) and len(spans) > 0 and all(_is_span(s) for s in spans)
+    holds(listed, "not_spans", spans=spans)
     spans = [tuple(s) for s in spans]
     outside = [s for s in spans if not 0 <= s[0] < s[1] <= length]
-    check.that(
-        not outside,
-        f"{call} gave a window outside 0 … {length}: {outside[:1]}",
-        "clip the windows to the input: no window may end after `length` (there are no tokens there).",
-    )
+    holds(not outside, "outside", outside=outside[:1])
     wide = [s for s in spans if s[1] - s[0] > window]
-    check.that(
-        not wide,
-        f"{call} gave a window longer than {window}: {wide[:1]}",
-        f"a window of more than {window} tokens is exactly the input the model refuses: keep end - start <= window.",
-    )
-    check.that(
-        spans[0][0] == 0 and spans[-1][1] == length,
-        f"{call}: the windows run from {spans[0][0]} to {spans[-1][1]}, not from 0 to {length}",
-        "the last tokens are left out: keep adding windows until one ends exactly at `length` "
-        "(the last one may be shorter, or start earlier so that it is full).",
-    )
+    holds(not wide, "wide", wide=wide[:1])
+    holds(spans[0][0] == 0 and spans[-1][1] == length, "uncovered", first=spans[0][0], last=spans[-1][1])
     if length <= window:
-        check.that(
-            len(spans) == 1,
-            f"{call}: an input of {length} tokens fits a window of {window}, but got {len(spans)} windows",
-            "when the input fits, read it in one piece: [(0, length)].",
-        )
+        holds(len(spans) == 1, "split", count=len(spans))
         return
     starts = [s for s, _ in spans]
-    check.that(
-        all(a < b for a, b in pairwise(starts)),
-        f"{call}: the windows do not move forward: {spans}",
-        "each window starts after the one before (a repeated window costs a forward pass and adds nothing).",
-    )
+    holds(all(a < b for a, b in pairwise(starts)), "backwards", spans=spans)
     overlap = min(end_a - start_b for (_, end_a), (start_b, _) in pairwise(spans))
-    check.that(
-        overlap >= window - stride,
-        f"{call}: two consecutive windows share only {overlap} positions, fewer than window - stride = "
-        f"{window - stride}",
-        "move each window on by `stride`, not by `window`: the overlap is what gives the first tokens of "
-        "a new window their context.",
-    )
-    check.that(
-        all(b - a <= stride for a, b in pairwise(starts)),
-        f"{call}: a window starts more than {stride} positions after the one before: {spans}",
-        "start each window `stride` positions after the previous one.",
-    )
+    holds(overlap >= window - stride, "overlap", overlap=overlap, shared=window - stride)
+    holds(all(b - a <= stride for a, b in pairwise(starts)), "gap", spans=spans)
 
 
-SLIDING_WINDOWS = Exercise(
-    label="ex-5-4",
-    what="sliding windows",
-    checker="check_sliding_windows",
-    function="my_windows",
-    signature="(length, window, stride) -> list[(start, end)]: windows of at most `window` positions, in order, "
-    "covering 0 … length - 1, consecutive ones sharing at least window - stride",
-    cases=_windows_cases,
-    reference=window_spans,
-    judge=_judge_windows,
-)
-
-check_sliding_windows = SLIDING_WINDOWS.checker_function()
+SLIDING_WINDOWS = declared(_DATA, "ex-5-4", reference=window_spans, hidden=_windows_hidden, judge=_judge_windows)
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [INTERPOLATE_TABLE, STEPS_TO_REACH, SLIDING_WINDOWS]
+
+check_interpolate_table = INTERPOLATE_TABLE.checker_function()
+check_steps_to_reach = STEPS_TO_REACH.checker_function()
+check_sliding_windows = SLIDING_WINDOWS.checker_function()
