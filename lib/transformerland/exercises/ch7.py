@@ -1,4 +1,4 @@
-"""Exercises of chapter 7, the Observatory (a real RoPE language model), as specs.
+"""Exercises of chapter 7, the Observatory (a real RoPE language model), as specs (words in ``ch7.toml``).
 
 * :data:`POSITION_IDS` (ex-7-1): position ids from a padding mask.
 * :data:`GGUF_UNPERMUTE` (ex-7-2): llama.cpp's query/key row order back to transformers' halves.
@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 import torch
 
 from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
-from .checking import Check, Mistake, tensors_equal
-from .spec import Case, Exercise, cases_of, compare
+from .checking import Check
+from .spec import PUBLIC_SEED, Case, Exercise, cases_of, chapter_data, compare, declared
 
 __all__ = [
     "EXERCISES",
@@ -28,180 +29,99 @@ __all__ = [
     "check_turning_pairs",
 ]
 
+_DATA = chapter_data(__name__)
 
-# ex-7-1 ------------------------------------------------------------------------------------------
 
-#: No padding, right padding, then left padding (the decoder's kind), and a row with one real token.
-_MASKS = [
-    [[1, 1, 1, 1]],
-    [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]],
-    [[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]],
-    [[0, 0, 0, 1], [0, 1, 1, 1], [1, 1, 1, 1]],
-    [[0, 1]],
-]
+def _calls(label: str, seed: int, hidden: Callable[[int], list[Any]]) -> list[Any]:
+    """The notebook's calls (the data's ``public``) for the public seed, else ``hidden(seed)``, the grader's."""
+    return _DATA[label]["public"] if seed == PUBLIC_SEED else hidden(seed)
+
+
+def _padded_masks(seed: int) -> list[tuple[list[list[int]]]]:
+    """Left-, right- and left-padded masks, their widths and real tokens drawn from ``seed``."""
+    draw, masks = random.Random(seed), []
+    for left in (True, False, True):
+        width = draw.randrange(4, 9)
+        reals = [draw.randrange(1, width + 1) for _ in range(draw.randrange(2, 4))]
+        masks.append(([[0] * (width - n) + [1] * n if left else [1] * n + [0] * (width - n) for n in reals],))
+    return masks
 
 
 def _mask_cases(seed: int) -> list[Case]:
-    """The masks of :data:`_MASKS` for the notebook; random left- and right-padded masks for the grader."""
-    if seed == 0:
-        masks = _MASKS
-    else:
-        draw = random.Random(seed)
-        masks = []
-        for left in (True, False, True):
-            width = draw.randrange(4, 9)
-            rows = []
-            for _ in range(draw.randrange(2, 4)):
-                real = draw.randrange(1, width + 1)
-                pad = [0] * (width - real)
-                rows.append(pad + [1] * real if left else [1] * real + pad)
-            masks.append(rows)
-    return [Case((torch.tensor(rows),)) for rows in masks]
+    return [Case((torch.tensor(mask),)) for (mask,) in _calls("ex-7-1", seed, _padded_masks)]
 
 
-def _position_mistakes(case: Case) -> list[Mistake]:
-    (mask,) = case.args
+def _position_slips(mask: torch.Tensor) -> dict[str, torch.Tensor]:
     arange = torch.arange(mask.shape[1]).expand_as(mask)
-    return [
-        Mistake(
-            arange,
-            "the padding was counted: every row got 0, 1, 2, … whatever its mask. Count only the real "
-            "tokens, e.g. with a running sum of the mask.",
-        ),
-        Mistake(mask.cumsum(dim=1), "the real tokens count from 1. The first real token of a row sits at position 0."),
-        Mistake(
-            arange - (mask == 0).sum(dim=1, keepdim=True),
-            "you subtracted the number of padding slots, which only works when all the padding comes first. "
-            "Count the real tokens before each slot instead.",
-        ),
-    ]
+    return {
+        "padding_counted": arange,
+        "from_one": mask.cumsum(dim=1),
+        "padding_subtracted": arange - (mask == 0).sum(dim=1, keepdim=True),
+    }
+
+
+def _same_shape(check: Check, spec: Exercise, got: torch.Tensor, given: torch.Tensor) -> None:
+    """Record one case: the answer has the shape of the tensor it was given."""
+    shapes = tuple(given.shape), tuple(got.shape)
+    check.that(shapes[0] == shapes[1], spec.say("wrong_shape", *shapes), spec.say("wrong_shape_hint"))
 
 
 def _judge_positions(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
     """Real tokens count 0, 1, 2, … from each row's first real token; padding slots hold any position >= 0."""
     (mask,) = case.args
-    rows = mask.tolist()
-    got = check.integers(got, "the position ids")
-    check.that(
-        got.shape == mask.shape,
-        f"for a mask of shape {tuple(mask.shape)} it returned shape {tuple(got.shape)}",
-        hint="return one position per slot, padding included: the same shape as the mask.",
-    )
-    real = mask == 1
-
-    def same_on_real_tokens(a: torch.Tensor, b: torch.Tensor) -> bool:
-        return torch.equal(a[real], b[real])
-
-    problem = f"for the mask {rows} the real tokens' positions are {got[real].tolist()}, not {expected[real].tolist()}"
-    compare(check, spec, Case(case.args, problem=problem), got, expected, same_on_real_tokens)
-    check.that(
-        bool((got[~real] >= 0).all()),
-        f"for the mask {rows} a padding slot got a negative position",
-        hint="a padding slot's position never matters, but it must be a valid one: put 0 (or 1) there, not -1.",
-    )
+    got = check.integers(got, spec.say("answer"))
+    _same_shape(check, spec, got, mask)
+    real, rows = mask == 1, mask.tolist()
+    problem = spec.say("wrong_positions", rows, got[real].tolist(), expected[real].tolist())
+    compare(check, spec, Case(case.args, problem=problem), got, expected, lambda a, b: torch.equal(a[real], b[real]))
+    check.that(bool((got[~real] >= 0).all()), spec.say("negative", rows), spec.say("negative_hint"))
 
 
-POSITION_IDS = Exercise(
-    label="ex-7-1",
-    what="position ids from a padding mask",
-    checker="check_position_ids",
-    function="my_position_ids",
-    signature="(attention_mask (B, T) of 0/1) -> position ids (B, T): real tokens count 0, 1, 2, …",
-    cases=_mask_cases,
-    reference=position_ids_from_mask,
-    mistakes=_position_mistakes,
-    hint="position = (number of real tokens up to and including this one) − 1.",
-    judge=_judge_positions,
-    changed_problem="your function changed the mask it was given",
-    changed_hint="compute the positions in a new tensor; do not write into attention_mask.",
+POSITION_IDS = declared(
+    _DATA, "ex-7-1", reference=position_ids_from_mask, cases=_mask_cases, slips=_position_slips, judge=_judge_positions
 )
-
-check_position_ids = POSITION_IDS.checker_function()
-
-
-# ex-7-2 ------------------------------------------------------------------------------------------
 
 
 def _weight_cases(seed: int) -> list[Case]:
     """Weights whose entries count up (the notebook's), or random ones of other head counts (the grader's)."""
-    shapes = ((2, 8, 3), (1, 4, 1), (9, 64, 5), (3, 64, 2)) if seed == 0 else ((4, 16, 3), (1, 8, 2), (6, 32, 2))
-    g = torch.Generator().manual_seed(seed)
+    public, g = seed == PUBLIC_SEED, torch.Generator().manual_seed(seed)
+    shapes = ((2, 8, 3), (1, 4, 1), (9, 64, 5), (3, 64, 2)) if public else ((4, 16, 3), (1, 8, 2), (6, 32, 2))
     cases = []
     for n_heads, head_dim, columns in shapes:
-        rows = n_heads * head_dim
-        weight = (
-            torch.arange(rows * columns, dtype=torch.float32) if seed == 0 else torch.randn(rows * columns, generator=g)
-        )
-        cases.append(Case((weight.reshape(rows, columns), n_heads)))
+        size = n_heads * head_dim * columns
+        weight = torch.arange(size, dtype=torch.float32) if public else torch.randn(size, generator=g)
+        cases.append(Case((weight.reshape(n_heads * head_dim, columns), n_heads)))
     return cases
 
 
-def _unpermute_mistakes(case: Case) -> list[Mistake]:
-    weight, n_heads = case.args
+def _unpermute_slips(weight: torch.Tensor, n_heads: int) -> dict[str, torch.Tensor]:
     head_dim = len(weight) // n_heads
-    blocks = weight.reshape(n_heads, head_dim, -1)
-    return [
-        Mistake(
-            blocks[:, halves_to_pairs(head_dim)].reshape(weight.shape),
-            "you applied llama.cpp's permutation (halves → pairs) instead of undoing it. Row 1 of a head "
-            "in the file is the y of pair 0, which belongs at row d/2.",
-        ),
-        Mistake(
-            gguf_rows_to_halves(weight, 1),
-            "the whole matrix was treated as one head. Reorder within each head of width rows / n_heads separately.",
-        ),
-        Mistake(
-            weight,
-            "the rows are still in the file's order. Within each head, gather the even rows (the x's of "
-            "the pairs), then the odd rows (the y's).",
-        ),
-    ]
+    permuted = weight.reshape(n_heads, head_dim, -1)[:, halves_to_pairs(head_dim)].reshape(weight.shape)
+    return {"permuted": permuted, "one_head": gguf_rows_to_halves(weight, 1), "file_order": weight}
 
 
 def _judge_unpermute(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
     weight, n_heads = case.args
-    try:
-        got = torch.as_tensor(got).detach().cpu().float()
-    except (TypeError, ValueError, RuntimeError):
-        check.fail(f"it returned a {type(got).__name__}", "return the reordered weight as a torch.Tensor.")
-    check.that(
-        got.shape == weight.shape,
-        f"for a weight of shape {tuple(weight.shape)} it returned shape {tuple(got.shape)}",
-        hint="the rows move, their number and width stay: return the same shape.",
+    not_a_tensor = spec.say("not_a_tensor", type(got).__name__)
+    got = check.convert(
+        got, lambda v: torch.as_tensor(v).detach().cpu().float(), not_a_tensor, spec.say("not_a_tensor_hint")
     )
-    problem = f"for {n_heads} head(s) of width {len(weight) // n_heads} the rows are not in transformers' order"
+    _same_shape(check, spec, got, weight)
+    problem = spec.say("wrong_rows", n_heads, len(weight) // n_heads)
     compare(check, spec, Case(case.args, problem=problem), got, expected)
 
 
-GGUF_UNPERMUTE = Exercise(
-    label="ex-7-2",
-    what="the GGUF row order undone",
-    checker="check_gguf_unpermute",
-    function="my_unpermute",
-    signature="(weight (n_heads · head_dim, D), n_heads: int) -> the rows in transformers' halves order",
-    cases=_weight_cases,
-    reference=gguf_rows_to_halves,
-    tolerance=tensors_equal,
-    mistakes=_unpermute_mistakes,
-    hint="within each head, rows 0, 2, 4, … (the x's) come first, then 1, 3, 5, ….",
-    judge=_judge_unpermute,
-    changed_problem="your function changed the weight it was given",
-    changed_hint="build the reordered matrix as a new tensor (indexing with a list of rows does that).",
+GGUF_UNPERMUTE = declared(
+    _DATA, "ex-7-2", reference=gguf_rows_to_halves, cases=_weight_cases, slips=_unpermute_slips, judge=_judge_unpermute
 )
 
-check_gguf_unpermute = GGUF_UNPERMUTE.checker_function()
 
-
-# ex-7-3 ------------------------------------------------------------------------------------------
+def _turn_hidden(seed: int) -> list[tuple[Any, ...]]:
+    return [(random.Random(seed).choice([32, 64, 128]), 10_000.0, 256 + seed % 4000), (16, 500.0, 50 + seed % 30)]
 
 
 def _turn_cases(seed: int) -> list[Case]:
-    calls = (
-        ((64, 100_000.0, 8192), (64, 10_000.0, 512), (16, 10_000.0, 100), (8, 10.0, 7))
-        if seed == 0
-        else [(random.Random(seed).choice([32, 64, 128]), 10_000.0, 256 + seed % 4000), (16, 500.0, 50 + seed % 30)]
-    )
-    return cases_of(calls, "for d = {0}, base {1:g} and a context of {2} tokens the pairs are not the right ones")
+    return cases_of(_calls("ex-7-3", seed, _turn_hidden), _DATA["ex-7-3"]["problem"])
 
 
 def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:
@@ -209,57 +129,28 @@ def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:
     return torch.nonzero(rotary_turns(context - 1, head_dim, base) >= 1).flatten()
 
 
-def _turn_mistakes(case: Case) -> list[Mistake]:
-    head_dim, base, context = case.args
+def _turn_slips(head_dim: int, base: float, context: int) -> dict[str, torch.Tensor]:
     i = torch.arange(head_dim // 2, dtype=torch.float64)
     theta = base ** (-2 * i / head_dim)
-    return [
-        Mistake(
-            torch.nonzero(context * theta >= 2 * math.pi).flatten(),
-            "the largest offset in a context of L tokens is L − 1, not L (the first token sits at 0).",
-        ),
-        Mistake(
-            torch.nonzero((context - 1) * theta >= 1).flatten(),
-            "a full turn is 2π radians, not 1: pair i turns (L − 1)·θ_i radians over the context.",
-        ),
-        Mistake(
-            torch.nonzero((context - 1) * base ** (-i / head_dim) >= 2 * math.pi).flatten(),
-            "the frequencies miss the factor 2: θ_i = base^(−2i/d).",
-        ),
-        Mistake(
-            torch.nonzero(rotary_turns(context - 1, head_dim, base) < 1).flatten(),
-            "these are the pairs that never complete a turn; the question asks for the ones that do.",
-        ),
-    ]
+    turns = {
+        "whole_context": context * theta >= 2 * math.pi,
+        "radians": (context - 1) * theta >= 1,
+        "no_two": (context - 1) * base ** (-i / head_dim) >= 2 * math.pi,
+        "never": rotary_turns(context - 1, head_dim, base) < 1,
+    }
+    return {key: torch.nonzero(turning).flatten() for key, turning in turns.items()}
 
 
 def _judge_turns(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
-    head_dim = case.args[0]
-    got = check.integers(got, "the pair indices").flatten()
-    if got.numel() == head_dim // 2 and set(got.unique().tolist()) <= {0, 1}:
-        check.fail(
-            "it returned a yes/no flag per pair",
-            "return the indices of the pairs that turn, e.g. torch.nonzero(flags).flatten(), not the flags.",
-        )
+    """Any order of the pair indices is fine; a 0/1 flag per pair is told apart."""
+    got = check.integers(got, spec.say("answer")).flatten()
+    if got.numel() == case.args[0] // 2 and set(got.unique().tolist()) <= {0, 1}:
+        check.fail(spec.say("flags"), spec.say("flags_hint"))
     compare(check, spec, case, got.sort().values, expected)
 
 
-TURNING_PAIRS = Exercise(
-    label="ex-7-3",
-    what="pairs that complete a turn",
-    checker="check_turning_pairs",
-    function="my_turning_pairs",
-    signature="(head_dim: int, base: float, context: int) -> indices of the pairs with (context − 1)·θ_i ≥ 2π",
-    cases=_turn_cases,
-    reference=_turning,
-    tolerance=tensors_equal,
-    mistakes=_turn_mistakes,
-    hint="pair i turns (L − 1)·base^(−2i/d) radians; it completes a turn at 2π.",
-    judge=_judge_turns,
-)
-
-check_turning_pairs = TURNING_PAIRS.checker_function()
-
+TURNING_PAIRS = declared(_DATA, "ex-7-3", reference=_turning, cases=_turn_cases, slips=_turn_slips, judge=_judge_turns)
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [POSITION_IDS, GGUF_UNPERMUTE, TURNING_PAIRS]
+check_position_ids, check_gguf_unpermute, check_turning_pairs = (spec.checker_function() for spec in EXERCISES)
