@@ -22,7 +22,6 @@ __all__ = [
     "EXERCISES",
     "FIRST_NEAR_REPEAT",
     "SINUSOIDAL_ENCODING",
-    "TABLE_TOLERANCE",
     "WAVELENGTH",
     "check_first_near_repeat",
     "check_sinusoidal_encoding",
@@ -30,9 +29,6 @@ __all__ = [
 ]
 
 _DATA = chapter_data(__name__)
-
-#: How close a student's table must be to the reference, entry by entry.
-TABLE_TOLERANCE: float = _DATA["ex-2-1"]["tolerance"]["atol"]
 
 
 def _declared(label: str, hidden: Callable[[random.Random], list[Any]], **code: Any) -> Exercise:

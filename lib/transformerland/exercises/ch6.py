@@ -22,16 +22,12 @@ __all__ = [
     "EXERCISES",
     "INTERPOLATED_POSITIONS",
     "ROPE_ROTATE",
-    "TOLERANCE",
     "check_alibi_slopes",
     "check_interpolated_positions",
     "check_rope_rotate",
 ]
 
 _DATA = chapter_data(__name__)
-
-#: How close a student's numbers must be to the reference (absolute and relative, as ``ch6.toml`` says).
-TOLERANCE: float = _DATA["ex-6-1"]["tolerance"]["atol"]
 
 
 def _seeded(label: str, hidden: Callable[[int], Sequence[Sequence[Any]]]) -> Callable[[int], list[Case]]:
