@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import importlib.resources
 import pkgutil
 import re
 
@@ -135,16 +134,12 @@ def test_the_instructors_guide_counts_the_specs():
 # --- chapters' exercises as data (ch<N>.toml) plus code -------------------------------------------------
 
 
-def chapters_with_data() -> list[str]:
+def chapter_modules() -> list[str]:
     names = [f"transformerland.exercises.{m.name}" for m in pkgutil.iter_modules(transformerland.exercises.__path__)]
-    return [name for name in names if re.fullmatch(r".*\.ch\d+", name) and HAS_DATA(name)]
+    return [name for name in names if re.fullmatch(r".*\.ch\d+", name)]
 
 
-def HAS_DATA(name: str) -> bool:  # temporary, while the chapters move to data
-    return (importlib.resources.files("transformerland.exercises") / (name.rpartition(".")[2] + ".toml")).is_file()
-
-
-@pytest.mark.parametrize("module", chapters_with_data())
+@pytest.mark.parametrize("module", chapter_modules())
 def test_every_hint_in_a_chapters_data_is_reached_by_a_slip_its_code_computes(module):
     """No hint is dead text: each ``mistakes`` entry is returned by ``slips`` on some public or hidden case."""
     chapter = importlib.import_module(module)

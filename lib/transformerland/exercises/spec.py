@@ -388,6 +388,13 @@ class Exercise:
         """The judge's message ``texts[key]`` with ``args`` (``{0}``, …) and ``fields`` (``{got}``, …) filled in."""
         return self.texts[key].format(*args, **fields)
 
+    def said(self, key: str, *args: Any, **fields: Any) -> tuple[str, str]:
+        """A problem and its hint, ``texts[key]`` and ``texts[key + "_hint"]``, filled in as by :meth:`say`.
+
+        For a judge's own checks: ``check.that(condition, *spec.said("not_a_band", got=got))``.
+        """
+        return self.say(key, *args, **fields), self.say(key + "_hint", *args, **fields)
+
     def __post_init__(self) -> None:
         Check(self.label, self.what, quiet=True)  # raises on a malformed label
         if not self.checker.startswith("check_"):
@@ -528,7 +535,8 @@ def declared(
     *,
     reference: Callable[..., Any],
     cases: Callable[[int], list[Case]] | None = None,
-    hidden: Callable[[random.Random], Sequence[Sequence[Any]]] | None = None,
+    hidden: Callable[[int], Sequence[Sequence[Any]]] | None = None,
+    inputs: Callable[..., tuple[Any, ...]] | None = None,
     slips: Callable[..., Mapping[str, Any]] | None = None,
     words: Callable[..., Mapping[str, Any]] | None = None,
     **code: Any,
@@ -538,10 +546,13 @@ def declared(
     ``data[label]`` holds :class:`Exercise`'s plain fields (``what``, ``checker``, ``function``, ``signature``,
     ``hint``, ``points``, ``forbids``, ``texts``, …) and:
 
-    * ``public``: the notebook's calls, each a list of positional arguments, with ``problem``, their cases'
-      problem (:func:`cases_of`); the grader's calls come from ``hidden(random.Random(seed))``;
-    * ``cases``: for cases that code makes (``cases``, seed → ``[Case]``), their texts by tag,
-      ``{tag = {problem, hint, mistakes}}``;
+    * ``public``: the notebook's calls, each a list of positional arguments that may end with a table of
+      keyword arguments (``[50, 64, {layout = "concatenated"}]``), and ``problem``, their cases' problem
+      (``{0}``, ``{1:g}``, … and keyword fields filled in from the call; a ``{got}`` is left for the answer).
+      The grader's calls for any other seed are ``hidden(seed)``'s, in the same form. ``inputs(*call)``, if
+      given, turns a call's data into the function's arguments (lists into tensors, say);
+    * ``cases``: texts by tag, ``{tag = {problem, hint, mistakes}}``, for the cases a ``cases(seed)`` function
+      makes instead (its problem texts are filled in from the case's arguments, as above);
     * ``mistakes``: the typical slips in the order they are tried, ``key = "hint"`` or
       ``key = {hint = "…", problem = "…"}``; ``slips(*args, **kwargs)`` returns each one's answer to a case
       by the same key (a slip that does not apply to a case is left out); ``words(*args, **kwargs)``, if given,
@@ -567,15 +578,14 @@ def declared(
     if cases is None:
         if public is None or hidden is None:
             raise ValueError(f"{label}: give cases, or public calls in the data and hidden in the code.")
-        calls = [tuple(call) for call in public]
 
         def cases(seed: int) -> list[Case]:
-            return cases_of(drawn(seed, calls, hidden), problem)
+            return [_called(call, problem, inputs) for call in (public if seed == PUBLIC_SEED else hidden(seed))]
 
     made = cases
 
     def texted(seed: int) -> list[Case]:
-        return [dataclasses.replace(case, **tagged.get(case.tag, {})) for case in made(seed)]
+        return [_texted(case, tagged.get(case.tag)) for case in made(seed)]
 
     def mistakes(case: Case) -> list[Mistake]:
         if slips is None:
@@ -587,6 +597,29 @@ def declared(
         return [_mistake(answers[key], hints[key], fields) for key in hints if key in answers]
 
     return Exercise(label=label, cases=texted, reference=reference, mistakes=mistakes, **{**table, **code})
+
+
+def _filled(problem: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
+    """``problem`` with the call's arguments filled in; a ``{got}`` stays for :func:`compare`."""
+    return problem.format(*args, **{**kwargs, "got": "{got}"})
+
+
+def _called(call: Sequence[Any], problem: str, inputs: Callable[..., tuple[Any, ...]] | None) -> Case:
+    """The case of one call of the data: positional arguments, then perhaps a table of keyword arguments."""
+    args, kwargs = list(call), {}
+    if args and isinstance(args[-1], Mapping):
+        kwargs = dict(args.pop())
+    return Case(tuple(inputs(*args)) if inputs else tuple(args), kwargs, problem=_filled(problem, args, kwargs))
+
+
+def _texted(case: Case, texts: Mapping[str, Any] | None) -> Case:
+    """``case`` with the texts its tag has in the data, its problem filled in from its arguments."""
+    if not texts:
+        return case
+    texts = dict(texts)
+    if "problem" in texts:
+        texts["problem"] = _filled(texts["problem"], case.args, case.kwargs)
+    return dataclasses.replace(case, **texts)
 
 
 def _mistake(answer: Any, words: str | Mapping[str, str], fields: Mapping[str, Any]) -> Mistake:
