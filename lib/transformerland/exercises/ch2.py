@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
 
 from ..encodings.sinusoidal import sinusoid_frequencies, sinusoidal_encoding, tensor2tensor_frequencies
 from .checking import Check, Mistake, spot_mistake
-from .spec import Case, Exercise, chapter_data, declared, drawn
+from .spec import Case, Exercise, chapter_data, declared
 
 __all__ = [
     "EXERCISES",
@@ -31,20 +30,12 @@ __all__ = [
 _DATA = chapter_data(__name__)
 
 
-def _declared(label: str, hidden: Callable[[random.Random], list[Any]], **code: Any) -> Exercise:
-    """:func:`declared`, for calls (public in the data, hidden drawn) that may end with their keyword arguments."""
-    public = _DATA[label]["public"]
-
-    def cases(seed: int) -> list[Case]:
-        calls = drawn(seed, public, hidden)
-        return [Case(tuple(c[:-1]), c[-1]) if isinstance(c[-1], Mapping) else Case(tuple(c)) for c in calls]
-
-    return declared(_DATA, label, cases=cases, **code)
-
-
 def _compare_naming(check: Check, spec: Exercise, case: Case, got: Any, expected: Any, **fields: Any) -> None:
     """Record that ``got`` is close to ``expected``; a wrong answer stops with the text ``wrong`` naming the
-    problem of the slip it matches (or the text ``unknown``), and that slip's hint (or ``unknown_hint``)."""
+    problem of the slip it matches (or the text ``unknown``), and that slip's hint (or ``unknown_hint``).
+
+    :func:`~.spec.compare` would stop with the case's problem whatever the slip: here each slip names its own.
+    """
     if not spec.tolerance(got, expected):
         unknown = Mistake(None, spec.say("unknown_hint"), spec.say("unknown", **fields))
         found = spot_mistake(got, spec.mistakes(case), spec.tolerance, unknown)
@@ -84,26 +75,21 @@ def _table_slips(positions: int, d_model: int, base: float = 10000.0, layout: st
 def _judge_table(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
     """A float table of the reference's shape, finite, close; a wrong one named by its slip, or its worst entry."""
     call, kind = "fn" + case.shown(), type(got).__name__
-    table = check.convert(
-        got, torch.as_tensor, spec.say("not_a_table", call=call, kind=kind), spec.say("not_a_table_hint")
-    )
+    table = check.convert(got, torch.as_tensor, *spec.said("not_a_table", call=call, kind=kind))
     shape, expected = tuple(expected.shape), expected.double()
-    check.shape(
-        table, shape, spec.say("shape", call=call, got=tuple(table.shape), expected=shape), spec.say("shape_hint")
-    )
-    check.that(table.is_floating_point(), spec.say("integers", call=call, dtype=table.dtype), spec.say("integers_hint"))
+    check.shape(table, shape, *spec.said("shape", call=call, got=tuple(table.shape), expected=shape))
+    check.that(table.is_floating_point(), *spec.said("integers", call=call, dtype=table.dtype))
     table = table.double()
-    check.that(bool(torch.isfinite(table).all()), spec.say("not_finite", call=call), spec.say("not_finite_hint"))
+    check.that(bool(torch.isfinite(table).all()), *spec.said("not_finite", call=call))
     difference = (table - expected).abs()
     row, column = divmod(int(difference.argmax()), shape[1])
-    _compare_naming(
-        check, spec, case, table, expected, call=call, worst=float(difference.max()), row=row, column=column
-    )
+    worst = float(difference.max())
+    _compare_naming(check, spec, case, table, expected, call=call, worst=worst, row=row, column=column)
 
 
-SINUSOIDAL_ENCODING = _declared(
-    "ex-2-1",
-    hidden=lambda r: [
+def _table_hidden(seed: int) -> list[tuple[Any, ...]]:
+    r = random.Random(seed)
+    return [
         (r.randrange(8, 24), 2 * r.randrange(2, 6)),
         (r.randrange(30, 70), 2 * r.randrange(16, 40), {"base": 10000.0, "layout": "interleaved"}),
         (r.randrange(8, 16), 2 * r.randrange(2, 5), {"base": 10000.0, "layout": "interleaved"}),
@@ -111,8 +97,14 @@ SINUSOIDAL_ENCODING = _declared(
         (r.randrange(30, 50), 8, {"base": r.choice([100.0, 500.0, 2000.0]), "layout": "interleaved"}),
         (r.randrange(10, 20), 2 * r.randrange(3, 6), {"base": 10000.0, "layout": "concatenated"}),
         (r.randrange(20, 40), 12, {"base": r.choice([5.0, 10.0, 50.0]), "layout": "concatenated"}),
-    ],
+    ]
+
+
+SINUSOIDAL_ENCODING = declared(
+    _DATA,
+    "ex-2-1",
     reference=sinusoidal_encoding,
+    hidden=_table_hidden,
     slips=_table_slips,
     words=lambda positions, d_model, base=10000.0, layout="interleaved": {"base": base},
     judge=_judge_table,
@@ -134,7 +126,8 @@ def _wavelength_slips(column: int, d_model: int, base: float) -> dict[str, float
     }
 
 
-def _wavelength_hidden(r: random.Random) -> list[tuple[Any, ...]]:
+def _wavelength_hidden(seed: int) -> list[tuple[Any, ...]]:
+    r = random.Random(seed)
     d_model = r.choice([32, 64, 128, 256])
     even = 2 * r.randrange(1, d_model // 2)
     calls = [(even, 10000.0), (even + 1, 10000.0), (0, 500.0), (d_model - 1, 10.0)]
@@ -143,12 +136,12 @@ def _wavelength_hidden(r: random.Random) -> list[tuple[Any, ...]]:
 
 def _judge_wavelength(check: Check, spec: Exercise, case: Case, got: Any, expected: float) -> None:
     call = "fn" + case.shown()
-    value = check.convert(got, float, spec.say("not_a_number", call=call, got=got), spec.say("not_a_number_hint"))
+    value = check.convert(got, float, *spec.said("not_a_number", call=call, got=got))
     _compare_naming(check, spec, case, value, expected, call=call, value=value)
 
 
-WAVELENGTH = _declared(
-    "ex-2-2", hidden=_wavelength_hidden, reference=_wavelength, slips=_wavelength_slips, judge=_judge_wavelength
+WAVELENGTH = declared(
+    _DATA, "ex-2-2", reference=_wavelength, hidden=_wavelength_hidden, slips=_wavelength_slips, judge=_judge_wavelength
 )
 
 
@@ -181,7 +174,7 @@ def _near_repeat_slip(got: int | None, expected: int | None, max_position: int) 
 def _judge_near_repeat(check: Check, spec: Exercise, case: Case, got: Any, expected: int | None) -> None:
     (d_model, base, tol, max_position), call = case.args, "fn" + case.shown()
     if got is not None:
-        got = check.convert(got, int, spec.say("not_a_position", call=call, got=got), spec.say("not_a_position_hint"))
+        got = check.convert(got, int, *spec.said("not_a_position", call=call, got=got))
     hint = ""
     if got != expected:
         slip = _near_repeat_slip(got, expected, max_position)
@@ -190,17 +183,18 @@ def _judge_near_repeat(check: Check, spec: Exercise, case: Case, got: Any, expec
     check.that(got == expected, spec.say("wrong", call=call, got=got), hint)
 
 
-FIRST_NEAR_REPEAT = declared(
-    _DATA,
-    "ex-2-4",
-    reference=_first_near_repeat,
-    hidden=lambda r: [
+def _near_repeat_hidden(seed: int) -> list[tuple[Any, ...]]:
+    r = random.Random(seed)
+    return [
         (4, r.choice([20.0, 50.0, 200.0]), 0.3, 3000),
         (6, r.choice([5.0, 30.0]), 0.6, 3000),
         (4, 10.0, 0.2, r.randrange(100, 350)),
         (32, 10000.0, 0.4, 1500),
-    ],
-    judge=_judge_near_repeat,
+    ]
+
+
+FIRST_NEAR_REPEAT = declared(
+    _DATA, "ex-2-4", reference=_first_near_repeat, hidden=_near_repeat_hidden, judge=_judge_near_repeat
 )
 
 #: Every exercise of the chapter with a checker, in order.
