@@ -27,11 +27,6 @@ __all__ = [
 _DATA = chapter_data(__name__)
 
 
-def _layer_hidden(seed: int) -> list[tuple[Any, ...]]:
-    """A small layer, whose forward is tried on inputs drawn from ``x_seed``, and a wide one (its initial scale)."""
-    return [(10 + seed % 7, 6 + 2 * (seed % 3), {"x_seed": seed}), (256, 16)]
-
-
 def _outcome(layer: nn.Module, x: torch.Tensor) -> dict[str, Any]:
     """What ``layer(x)`` did: ``{"value": …}`` or ``{"raised": name, "message": …}``."""
     try:
@@ -107,6 +102,11 @@ def _judge_layer(check: Check, spec: Exercise, case: Case, got: Any, expected: A
         check.that(str(max_len) in too_long["message"], *spec.said("vague", **fields))
     else:
         check.fail(*spec.said("other_error" if too_long.get("raised") else "no_error", **fields))
+
+
+def _layer_hidden(seed: int) -> list[tuple[Any, ...]]:
+    """A small layer, whose forward is tried on inputs drawn from ``x_seed``, and a wide one (its initial scale)."""
+    return [(10 + seed % 7, 6 + 2 * (seed % 3), {"x_seed": seed}), (256, 16)]
 
 
 LEARNED_POSITIONS = declared(
