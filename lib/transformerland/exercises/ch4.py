@@ -37,21 +37,24 @@ def _layer_norm(x: torch.Tensor, gain: torch.Tensor, bias: torch.Tensor, eps: fl
     return ((x - mean) / torch.sqrt(var + eps) * gain + bias).double()
 
 
-def _sum_cases(seed: int) -> list[Case]:
-    """Tables ``(23, 8)``, ``(2, 8)``, ``(24, 8)``, a gain and a bias; the data's input ids, or a batch of two
-    and one token drawn from the seed."""
+def _tables(seed: int) -> tuple[torch.Generator, tuple[torch.Tensor, ...]]:
+    """The seed's generator and the five tables it draws first: word, segment, position, gain and bias."""
     g = torch.Generator().manual_seed(4 + 1000 * seed)
     word, segment, position = (torch.randn(rows, 8, generator=g) for rows in (23, 2, 24))
-    tables = (word, segment, position, 1 + 0.3 * torch.randn(8, generator=g), 0.5 * torch.randn(8, generator=g))
-    if seed == PUBLIC_SEED:
-        calls = [(torch.tensor(ids), torch.tensor(segments)) for ids, segments in _DATA["ex-4-1"]["public"]]
-    else:
-        length = 5 + seed % 6
-        ids = torch.randint(0, 23, (2, length), generator=g)
-        segments = (torch.arange(length) >= 1 + seed % (length - 1)).long().expand(2, length).clone()
-        calls = [(ids, segments), (ids[:1, :1].clone(), torch.zeros(1, 1, dtype=torch.long))]
-    problem = _DATA["ex-4-1"]["problem"]
-    return [Case((ids, segments, *tables, 1e-12), problem=problem.format(ids.tolist())) for ids, segments in calls]
+    return g, (word, segment, position, 1 + 0.3 * torch.randn(8, generator=g), 0.5 * torch.randn(8, generator=g))
+
+
+def _sum_inputs(ids: list[list[int]], segments: list[list[int]], seed: int) -> tuple[Any, ...]:
+    """A call's ids and segment ids as tensors, then the tables of its seed (the notebook's: 0) and eps."""
+    return (torch.tensor(ids), torch.tensor(segments), *_tables(seed)[1], 1e-12)
+
+
+def _sum_hidden(seed: int) -> list[tuple[Any, ...]]:
+    """A batch of two and one token, drawn from the seed's generator after its tables."""
+    length = 5 + seed % 6
+    ids = torch.randint(0, 23, (2, length), generator=_tables(seed)[0]).tolist()
+    segments = [[int(t >= 1 + seed % (length - 1)) for t in range(length)]] * 2
+    return [(ids, segments, seed), ([ids[0][:1]], [[0]], seed)]
 
 
 def _bert_sum(ids, segments, word, segment, position, gain, bias, eps) -> torch.Tensor:
@@ -73,19 +76,17 @@ def _sum_slips(ids, segments, word, segment, position, gain, bias, eps) -> dict[
     }
 
 
-BERT_SUM = declared(_DATA, "ex-4-1", reference=_bert_sum, cases=_sum_cases, slips=_sum_slips)
+BERT_SUM = declared(_DATA, "ex-4-1", reference=_bert_sum, hidden=_sum_hidden, inputs=_sum_inputs, slips=_sum_slips)
 
 
-def _segment_cases(seed: int) -> list[Case]:
-    """The data's token lists, or three drawn from the seed: a pair, a single sentence, a pair of one word each."""
-    if seed == PUBLIC_SEED:
-        return [Case(tuple(call)) for call in _DATA["ex-4-2"]["public"]]
+def _segment_hidden(seed: int) -> list[tuple[list[str]]]:
+    """Three token lists drawn from the seed: a pair, a single sentence, a pair of one word each."""
     words = random.Random(seed).sample(["apple", "tower", "seat", "ledger", "map", "edge", "ticket", "##s"], 8)
     a, b = 1 + seed % 4, 1 + seed % 3
     return [
-        Case((["[CLS]", *words[:a], "[SEP]", *words[a : a + b], "[SEP]"],)),
-        Case((["[CLS]", *words[:5], "[SEP]"],)),
-        Case((["[CLS]", words[0], "[SEP]", words[1], "[SEP]"],)),
+        (["[CLS]", *words[:a], "[SEP]", *words[a : a + b], "[SEP]"],),
+        (["[CLS]", *words[:5], "[SEP]"],),
+        (["[CLS]", words[0], "[SEP]", words[1], "[SEP]"],),
     ]
 
 
@@ -108,19 +109,19 @@ def _segment_slip(tokens: Sequence[str], got: list[int], want: list[int]) -> str
 
 def _judge_segments(check: Check, spec: Exercise, case: Case, got: Any, want: list[int]) -> None:
     (tokens,) = case.args
-    ids = check.convert(got, lambda ids: [int(x) for x in ids], spec.say("not_ids", got=got), spec.say("not_ids_hint"))
-    check.that(len(ids) == len(tokens), spec.say("length", tokens=len(tokens), ids=len(ids)), spec.say("length_hint"))
+    ids = check.convert(got, lambda ids: [int(x) for x in ids], *spec.said("not_ids", got=got))
+    check.that(len(ids) == len(tokens), *spec.said("length", tokens=len(tokens), ids=len(ids)))
     check.that(ids == want, spec.say("wrong", " ".join(tokens), ids), spec.say(_segment_slip(tokens, ids, want)))
 
 
-SEGMENT_IDS = declared(_DATA, "ex-4-2", reference=_segments, cases=_segment_cases, judge=_judge_segments)
+SEGMENT_IDS = declared(_DATA, "ex-4-2", reference=_segments, hidden=_segment_hidden, judge=_judge_segments)
 
 
 def _pair_cases(seed: int) -> list[Case]:
     """A table with planted traps (a near copy, opposite rows, long rows); flipped; and four of its rows.
 
-    The notebook's table plants them at rows (3, 11), (6, 13) and (5, 9); a hidden table at rows drawn
-    from the seed. Each case's tag names its long and opposite pairs, ``"5,9/6,13"``.
+    The notebook's table plants them at rows (3, 11), (6, 13) and (5, 9); a hidden table at rows drawn from the
+    seed. Cases, not calls: each one's tag names its long and opposite pairs for the judge, ``"5,9/6,13"``.
     """
     g = torch.Generator().manual_seed(43 + 1000 * seed)
     n, d = 16, 8
@@ -164,7 +165,7 @@ def _pair_slip(got: tuple[int, ...], want: tuple[int, int], tag: str) -> str:
 
 def _judge_pair(check: Check, spec: Exercise, case: Case, got: Any, want: tuple[int, int]) -> None:
     (table,) = case.args
-    problem, hint = spec.say("not_pair", got=got), spec.say("not_pair_hint")
+    problem, hint = spec.said("not_pair", got=got)
     pair = check.convert(got, lambda ids: tuple(int(x) for x in ids), problem, hint)
     check.that(len(pair) == 2, problem, hint)
     check.that(pair == want, spec.say("wrong", tuple(table.shape), pair), spec.say(_pair_slip(pair, want, case.tag)))
