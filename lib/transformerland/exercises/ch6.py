@@ -7,15 +7,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
-
 import torch
 
 from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
-from .spec import PUBLIC_SEED, Case, cases_of, chapter_data, declared
+from .spec import PUBLIC_SEED, Case, chapter_data, declared
 
 __all__ = [
     "ALIBI_SLOPES",
@@ -28,13 +25,6 @@ __all__ = [
 ]
 
 _DATA = chapter_data(__name__)
-
-
-def _seeded(label: str, hidden: Callable[[int], Sequence[Sequence[Any]]]) -> Callable[[int], list[Case]]:
-    """The cases of ``label``: its data's ``public`` calls, or ``hidden(seed)``'s, which follow the seed itself
-    (not a draw from it), with the data's ``problem``."""
-    table = _DATA[label]
-    return lambda seed: cases_of(table["public"] if seed == PUBLIC_SEED else hidden(seed), table["problem"])
 
 
 def _rotate_pairs(x: torch.Tensor, angles: torch.Tensor, halves: bool = False, sign: float = 1.0) -> torch.Tensor:
@@ -58,12 +48,10 @@ def _rope_cases(seed: int) -> list[Case]:
     cases = []
     for d, position, base in calls:
         x = torch.randn(d, generator=generator, dtype=torch.float64)
-        problem = ROPE_ROTATE.say("still" if float(position) == 0 else "turned", d=d, position=position, base=base)
-        cases.append(Case((x, position), {"base": base}, problem=problem))
+        cases.append(Case((x, position), {"base": base}, tag="still" if float(position) == 0 else "turned"))
     q, k = torch.randn(2, 32, generator=generator, dtype=torch.float64)
-    words = _DATA["ex-6-1"]["cases"]
-    cases += [Case(call, **words["offset"]) for n in (0, 7, 300) for call in ((q, n + 4), (k, n))]
-    return [*cases, Case((q, 123), **words["length"])]
+    cases += [Case(call, tag="offset") for n in (0, 7, 300) for call in ((q, n + 4), (k, n))]
+    return [*cases, Case((q, 123), tag="length")]
 
 
 def _rope(x: torch.Tensor, position: float, base: float = 10000.0) -> torch.Tensor:
@@ -102,7 +90,7 @@ ALIBI_SLOPES = declared(
     _DATA,
     "ex-6-2",
     reference=lambda n_heads: alibi_slopes(n_heads).double(),
-    cases=_seeded("ex-6-2", lambda seed: [(4,), ((2, 16, 32)[seed % 3],), (8,), (1,)]),
+    hidden=lambda seed: [(4,), ((2, 16, 32)[seed % 3],), (8,), (1,)],
     slips=_slope_slips,
 )
 
@@ -121,7 +109,7 @@ INTERPOLATED_POSITIONS = declared(
     _DATA,
     "ex-6-5",
     reference=lambda length, trained: interpolated_positions(length, trained).double(),
-    cases=_seeded("ex-6-5", lambda seed: [(200 + seed % 50, 50), (33, 33), (12, 40)]),
+    hidden=lambda seed: [(200 + seed % 50, 50), (33, 33), (12, 40)],
     slips=_position_slips,
 )
 
