@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -17,7 +16,7 @@ import torch
 from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
 from .checking import Check
-from .spec import PUBLIC_SEED, Case, Exercise, cases_of, chapter_data, compare, declared
+from .spec import Case, Exercise, chapter_data, compare, declared
 
 __all__ = [
     "EXERCISES",
@@ -32,11 +31,6 @@ __all__ = [
 _DATA = chapter_data(__name__)
 
 
-def _calls(label: str, seed: int, hidden: Callable[[int], list[Any]]) -> list[Any]:
-    """The notebook's calls (the data's ``public``) for the public seed, else ``hidden(seed)``, the grader's."""
-    return _DATA[label]["public"] if seed == PUBLIC_SEED else hidden(seed)
-
-
 def _padded_masks(seed: int) -> list[tuple[list[list[int]]]]:
     """Left-, right- and left-padded masks, their widths and real tokens drawn from ``seed``."""
     draw, masks = random.Random(seed), []
@@ -45,10 +39,6 @@ def _padded_masks(seed: int) -> list[tuple[list[list[int]]]]:
         reals = [draw.randrange(1, width + 1) for _ in range(draw.randrange(2, 4))]
         masks.append(([[0] * (width - n) + [1] * n if left else [1] * n + [0] * (width - n) for n in reals],))
     return masks
-
-
-def _mask_cases(seed: int) -> list[Case]:
-    return [Case((torch.tensor(mask),)) for (mask,) in _calls("ex-7-1", seed, _padded_masks)]
 
 
 def _position_slips(mask: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -60,38 +50,39 @@ def _position_slips(mask: torch.Tensor) -> dict[str, torch.Tensor]:
     }
 
 
-def _same_shape(check: Check, spec: Exercise, got: torch.Tensor, given: torch.Tensor) -> None:
-    """Record one case: the answer has the shape of the tensor it was given."""
-    shapes = tuple(given.shape), tuple(got.shape)
-    check.that(shapes[0] == shapes[1], spec.say("wrong_shape", *shapes), spec.say("wrong_shape_hint"))
-
-
 def _judge_positions(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
     """Real tokens count 0, 1, 2, … from each row's first real token; padding slots hold any position >= 0."""
     (mask,) = case.args
     got = check.integers(got, spec.say("answer"))
-    _same_shape(check, spec, got, mask)
+    check.shape(got, mask.shape, *spec.said("wrong_shape", tuple(mask.shape), tuple(got.shape)))
     real, rows = mask == 1, mask.tolist()
     problem = spec.say("wrong_positions", rows, got[real].tolist(), expected[real].tolist())
     compare(check, spec, Case(case.args, problem=problem), got, expected, lambda a, b: torch.equal(a[real], b[real]))
-    check.that(bool((got[~real] >= 0).all()), spec.say("negative", rows), spec.say("negative_hint"))
+    check.that(bool((got[~real] >= 0).all()), *spec.said("negative", rows))
 
 
 POSITION_IDS = declared(
-    _DATA, "ex-7-1", reference=position_ids_from_mask, cases=_mask_cases, slips=_position_slips, judge=_judge_positions
+    _DATA,
+    "ex-7-1",
+    reference=position_ids_from_mask,
+    hidden=_padded_masks,
+    inputs=lambda mask: (torch.tensor(mask),),
+    slips=_position_slips,
+    judge=_judge_positions,
 )
 
 
-def _weight_cases(seed: int) -> list[Case]:
-    """Weights whose entries count up (the notebook's), or random ones of other head counts (the grader's)."""
-    public, g = seed == PUBLIC_SEED, torch.Generator().manual_seed(seed)
-    shapes = ((2, 8, 3), (1, 4, 1), (9, 64, 5), (3, 64, 2)) if public else ((4, 16, 3), (1, 8, 2), (6, 32, 2))
-    cases = []
-    for n_heads, head_dim, columns in shapes:
-        size = n_heads * head_dim * columns
-        weight = torch.arange(size, dtype=torch.float32) if public else torch.randn(size, generator=g)
-        cases.append(Case((weight.reshape(n_heads * head_dim, columns), n_heads)))
-    return cases
+def _random_weights(seed: int) -> list[tuple[int, int, int, torch.Tensor]]:
+    """The grader's calls: weights of other head counts, their entries drawn from ``seed``."""
+    g = torch.Generator().manual_seed(seed)
+    return [(n, d, c, torch.randn(n * d * c, generator=g)) for n, d, c in ((4, 16, 3), (1, 8, 2), (6, 32, 2))]
+
+
+def _weight(n_heads: int, head_dim: int, columns: int, entries: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
+    """The weight (``n_heads · head_dim`` rows) of ``entries``, or else counting up, and ``n_heads``."""
+    if entries is None:
+        entries = torch.arange(n_heads * head_dim * columns, dtype=torch.float32)
+    return entries.reshape(n_heads * head_dim, columns), n_heads
 
 
 def _unpermute_slips(weight: torch.Tensor, n_heads: int) -> dict[str, torch.Tensor]:
@@ -102,26 +93,26 @@ def _unpermute_slips(weight: torch.Tensor, n_heads: int) -> dict[str, torch.Tens
 
 def _judge_unpermute(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
     weight, n_heads = case.args
-    not_a_tensor = spec.say("not_a_tensor", type(got).__name__)
-    got = check.convert(
-        got, lambda v: torch.as_tensor(v).detach().cpu().float(), not_a_tensor, spec.say("not_a_tensor_hint")
-    )
-    _same_shape(check, spec, got, weight)
+    not_a_tensor = spec.said("not_a_tensor", type(got).__name__)
+    got = check.convert(got, lambda v: torch.as_tensor(v).detach().cpu().float(), *not_a_tensor)
+    check.shape(got, weight.shape, *spec.said("wrong_shape", tuple(weight.shape), tuple(got.shape)))
     problem = spec.say("wrong_rows", n_heads, len(weight) // n_heads)
     compare(check, spec, Case(case.args, problem=problem), got, expected)
 
 
 GGUF_UNPERMUTE = declared(
-    _DATA, "ex-7-2", reference=gguf_rows_to_halves, cases=_weight_cases, slips=_unpermute_slips, judge=_judge_unpermute
+    _DATA,
+    "ex-7-2",
+    reference=gguf_rows_to_halves,
+    hidden=_random_weights,
+    inputs=_weight,
+    slips=_unpermute_slips,
+    judge=_judge_unpermute,
 )
 
 
 def _turn_hidden(seed: int) -> list[tuple[Any, ...]]:
     return [(random.Random(seed).choice([32, 64, 128]), 10_000.0, 256 + seed % 4000), (16, 500.0, 50 + seed % 30)]
-
-
-def _turn_cases(seed: int) -> list[Case]:
-    return cases_of(_calls("ex-7-3", seed, _turn_hidden), _DATA["ex-7-3"]["problem"])
 
 
 def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:
@@ -145,11 +136,13 @@ def _judge_turns(check: Check, spec: Exercise, case: Case, got: Any, expected: t
     """Any order of the pair indices is fine; a 0/1 flag per pair is told apart."""
     got = check.integers(got, spec.say("answer")).flatten()
     if got.numel() == case.args[0] // 2 and set(got.unique().tolist()) <= {0, 1}:
-        check.fail(spec.say("flags"), spec.say("flags_hint"))
+        check.fail(*spec.said("flags"))
     compare(check, spec, case, got.sort().values, expected)
 
 
-TURNING_PAIRS = declared(_DATA, "ex-7-3", reference=_turning, cases=_turn_cases, slips=_turn_slips, judge=_judge_turns)
+TURNING_PAIRS = declared(
+    _DATA, "ex-7-3", reference=_turning, hidden=_turn_hidden, slips=_turn_slips, judge=_judge_turns
+)
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [POSITION_IDS, GGUF_UNPERMUTE, TURNING_PAIRS]

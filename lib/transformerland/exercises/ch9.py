@@ -18,7 +18,7 @@ from ..encodings.rope_scaling import rope_frequencies
 from ..encodings.sinusoidal import sinusoid_frequencies
 from ..mla import kv_cache_per_token
 from .checking import Check
-from .spec import Case, Exercise, cases_of, chapter_data, declared, tensor_answer
+from .spec import Case, Exercise, chapter_data, declared, tensor_answer
 
 __all__ = [
     "EXERCISES",
@@ -35,17 +35,15 @@ __all__ = [
 _DATA = chapter_data(__name__)
 
 
-def _named(label: str, **calls: tuple[Any, ...]) -> list[Case]:
-    """One case per call, with the texts the data gives its name (``cases.<name>``), the problem formatted with it."""
-    return [cases_of([call], **_DATA[label]["cases"][name])[0] for name, call in calls.items()]
-
-
 def _partial_cases(seed: int) -> list[Case]:
     """Phi-2's head, a GPT-NeoX-style quarter, a half with a large base, and a whole head."""
     base = 10000.0 * (1 + seed)
-    return _named(
-        "ex-9-1", phi2=(80, 0.4, base), quarter=(128, 0.25, base), half=(64, 0.5, 100.0 * base), whole=(16, 1.0, base)
-    )
+    return [
+        Case((80, 0.4, base), tag="phi2"),
+        Case((128, 0.25, base), tag="quarter"),
+        Case((64, 0.5, 100.0 * base), tag="half"),
+        Case((16, 1.0, base), tag="whole"),
+    ]
 
 
 def _partial_slips(head_dim: int, factor: float, base: float) -> dict[str, torch.Tensor]:
@@ -67,8 +65,8 @@ def _longrope_cases(seed: int) -> list[Case]:
     pairs, original = 8, 64
     short = (1 + 0.2 * torch.rand(pairs, generator=generator, dtype=torch.float64)).tolist()
     long = (torch.linspace(1, 8, pairs, dtype=torch.float64) + torch.rand(pairs, generator=generator)).tolist()
-    common = (16, 10000.0, short, long, original)
-    return _named("ex-9-2", inside=(*common, 32), at=(*common, original), past=(*common, 4 * original))
+    lengths = {"inside": 32, "at": original, "past": 4 * original}
+    return [Case((16, 10000.0, short, long, original, seq_len), tag=tag) for tag, seq_len in lengths.items()]
 
 
 def _longrope_reference(
@@ -99,7 +97,7 @@ def _mrope_cases(seed: int) -> list[Case]:
     """Text, an image of h × w merged patches, text: a wide image, a tall one, a single patch."""
     generator = torch.Generator().manual_seed(930 + seed)
     a, b, c = (int(v) for v in torch.randint(1, 6, (3,), generator=generator))
-    return _named("ex-9-3", wide=(a, 2, 3, 2), tall=(b, 4, 2, c), single=(2, 1, 1, 1))
+    return [Case((a, 2, 3, 2), tag="wide"), Case((b, 4, 2, c), tag="tall"), Case((2, 1, 1, 1), tag="single")]
 
 
 def _mrope_reference(text_before: int, grid_h: int, grid_w: int, text_after: int) -> torch.Tensor:
@@ -132,9 +130,11 @@ def _ratio_cases(seed: int) -> list[Case]:
     """DeepSeek-V3's attention, a smaller one, and one drawn from the seed."""
     generator = torch.Generator().manual_seed(940 + seed)
     heads = int(torch.randint(4, 64, (1,), generator=generator))
-    return _named(
-        "ex-9-4", deepseek_v3=(128, 128, 512, 64), sixteen_heads=(16, 128, 512, 64), drawn=(heads, 64, 256, 32)
-    )
+    return [
+        Case((128, 128, 512, 64), tag="deepseek_v3"),
+        Case((16, 128, 512, 64), tag="sixteen_heads"),
+        Case((heads, 64, 256, 32), tag="drawn"),
+    ]
 
 
 def _ratio_reference(n_heads: int, head_dim: int, kv_lora_rank: int, rope_dim: int) -> float:
