@@ -1,6 +1,7 @@
 """Exercises as data: one declarative spec per coding exercise, for the notebook, the grader and Gradescope.
 
-An :class:`Exercise` says everything about one coding exercise::
+An :class:`Exercise` says everything about one coding exercise (the chapters build theirs with
+:func:`declared`, from data and code, below; this is what chapter 1's amounts to)::
 
     SINGLE_HEAD_ATTENTION = Exercise(
         label="ex-1-2",
@@ -44,7 +45,7 @@ import dataclasses
 import importlib
 import importlib.resources
 import math
-import random
+import re
 import tomllib
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -61,12 +62,10 @@ __all__ = [
     "Case",
     "Exercise",
     "ForbiddenCall",
-    "cases_of",
     "chapter_data",
     "compare",
     "declared",
     "default_judge",
-    "drawn",
     "forbidding",
     "int_answer",
     "number_answer",
@@ -212,18 +211,6 @@ def _show(value: Any) -> str:
 
 
 Judge = Callable[[Check, "Exercise", Case, Any, Any], None]
-
-
-def drawn(seed: int, public: Any, hidden: Callable[[random.Random], Any]) -> Any:
-    """``public`` for the notebook's seed; for any other, ``hidden(random.Random(seed))``: the grader's draw."""
-    return public if seed == PUBLIC_SEED else hidden(random.Random(seed))
-
-
-def cases_of(calls: Sequence[Sequence[Any]], problem: str = "the values are wrong", **fields: Any) -> list[Case]:
-    """One :class:`Case` per call (its positional arguments); ``problem`` is formatted with them (``{0}``,
-    ``{1:g}``, …; a ``{got}`` is left for :func:`compare` to fill with the answer). ``fields``: the rest of each
-    case."""
-    return [Case(tuple(call), problem=problem.format(*call, got="{got}"), **fields) for call in calls]
 
 
 def compare(
@@ -564,7 +551,7 @@ def declared(
     ``code``: the other :class:`Exercise` fields that are code (``tolerance``, ``judge``, ``probe``).
     """
     table = dict(data[label])
-    public, problem = table.pop("public", None), table.pop("problem", "the values are wrong")
+    public, problem = table.pop("public", None), table.pop("problem", None)
     tagged, hints = table.pop("cases", {}), table.pop("mistakes", {})
     if "tolerance" in table:
         table["tolerance"] = _tolerance(table["tolerance"])
@@ -580,12 +567,14 @@ def declared(
             raise ValueError(f"{label}: give cases, or public calls in the data and hidden in the code.")
 
         def cases(seed: int) -> list[Case]:
-            return [_called(call, problem, inputs) for call in (public if seed == PUBLIC_SEED else hidden(seed))]
+            calls = public if seed == PUBLIC_SEED else hidden(seed)
+            return [_called(call, problem or _DEFAULT_PROBLEM, inputs) for call in calls]
 
     made = cases
 
     def texted(seed: int) -> list[Case]:
-        return [_texted(case, tagged.get(case.tag)) for case in made(seed)]
+        """The cases, each with its tag's texts; a case the code left the default problem gets the data's."""
+        return [_texted(case, _texts_of(case, tagged.get(case.tag, {}), problem)) for case in made(seed)]
 
     def mistakes(case: Case) -> list[Mistake]:
         if slips is None:
@@ -600,8 +589,9 @@ def declared(
 
 
 def _filled(problem: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
-    """``problem`` with the call's arguments filled in; a ``{got}`` stays for :func:`compare`."""
-    return problem.format(*args, **{**kwargs, "got": "{got}"})
+    """``problem`` with the call's arguments filled in; a ``{got}`` field (``{got!r}``, ``{got:.3g}``) stays as it
+    is, for :func:`compare` to fill with the answer."""
+    return re.sub(r"\{(got[^{}]*)\}", r"{{\1}}", problem).format(*args, **kwargs)
 
 
 def _called(call: Sequence[Any], problem: str, inputs: Callable[..., tuple[Any, ...]] | None) -> Case:
@@ -610,6 +600,16 @@ def _called(call: Sequence[Any], problem: str, inputs: Callable[..., tuple[Any, 
     if args and isinstance(args[-1], Mapping):
         kwargs = dict(args.pop())
     return Case(tuple(inputs(*args)) if inputs else tuple(args), kwargs, problem=_filled(problem, args, kwargs))
+
+
+_DEFAULT_PROBLEM = Case.__dataclass_fields__["problem"].default
+
+
+def _texts_of(case: Case, tagged: Mapping[str, Any], problem: str | None) -> Mapping[str, Any]:
+    """The texts the data gives ``case``: its tag's, and the exercise's ``problem`` where neither code nor tag did."""
+    if problem is None or "problem" in tagged or case.problem != _DEFAULT_PROBLEM:
+        return tagged
+    return {**tagged, "problem": problem}
 
 
 def _texted(case: Case, texts: Mapping[str, Any] | None) -> Case:
