@@ -11,6 +11,8 @@ from __future__ import annotations
 import codecs
 import csv
 import hashlib
+import importlib
+import json
 import os
 import textwrap
 import time
@@ -231,6 +233,50 @@ def test_every_cheat_fails_and_a_bad_batch_still_gets_a_row_each(tmp_path: Path)
         (r["student"], r["exercise"], r["verdict"]) for r in rows
     ]
     assert not any(value.startswith(grade_submissions.FORMULA_START) for row in written for value in row.values())
+
+
+def test_every_chapter_of_the_book_makes_a_job_for_the_sandbox():
+    """The job of each chapter (its exercises' hidden cases, and a class exercise's probe by name) is built and
+    travels as JSON."""
+    for chapter in grade_submissions.instructor_chapters(book.ROOT, "transformerland.exercises"):
+        sent = grade_submissions.job(chapter, ["pass"], seed=7, cell_timeout=10)
+        assert [entry["label"] for entry in sent["exercises"]] == [k for k, v in chapter.expected.items() if v]
+        for entry in sent["exercises"]:
+            assert entry["cases"], entry["label"]
+            if "spec" in entry:  # a probe: the sandbox imports the spec by this name
+                module, _, name = entry["spec"].partition(":")
+                assert getattr(importlib.import_module(module), name).label == entry["label"]
+        json.dumps(sent)
+
+
+@pytest.mark.slow
+@needs_sandbox
+def test_a_class_exercise_is_graded_by_its_probe_in_the_sandbox(tmp_path: Path):
+    layer = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+
+        class MyLearnedPositions(nn.Module):
+            def __init__(self, max_len, d_model):
+                super().__init__()
+                self.max_len = max_len
+                self.table = nn.Embedding(max_len, d_model)
+                nn.init.normal_(self.table.weight, std=0.02)
+
+            def forward(self, x):
+                if x.shape[1] > self.max_len:
+                    raise ValueError(f"this table has max_len={self.max_len} rows, got {x.shape[1]} positions")
+                return x + self.table.weight[: x.shape[1]]
+        """
+    )
+    chapters = grade_submissions.instructor_chapters(book.ROOT, "transformerland.exercises")
+    (tmp_path / "erin").mkdir()
+    path = tmp_path / "erin" / "03_learned.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(layer)]), path)
+    found = {row["exercise"]: row["verdict"] for row in grade_submissions.grade(path, tmp_path, chapters, seed=5)}
+    assert found["ex-3-1"] == "PASSED", found
+    assert found["ex-3-2"] == "NOT YET"  # not defined in this submission
 
 
 @pytest.mark.slow
