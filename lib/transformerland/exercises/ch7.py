@@ -57,7 +57,7 @@ def _judge_positions(check: Check, spec: Exercise, case: Case, got: Any, expecte
     check.shape(got, mask.shape, *spec.said("wrong_shape", tuple(mask.shape), tuple(got.shape)))
     real, rows = mask == 1, mask.tolist()
     problem = spec.say("wrong_positions", rows, got[real].tolist(), expected[real].tolist())
-    compare(check, spec, Case(case.args, problem=problem), got, expected, lambda a, b: torch.equal(a[real], b[real]))
+    compare(check, spec, case, got, expected, lambda a, b: torch.equal(a[real], b[real]), problem)
     check.that(bool((got[~real] >= 0).all()), *spec.said("negative", rows))
 
 
@@ -97,7 +97,7 @@ def _judge_unpermute(check: Check, spec: Exercise, case: Case, got: Any, expecte
     got = check.convert(got, lambda v: torch.as_tensor(v).detach().cpu().float(), *not_a_tensor)
     check.shape(got, weight.shape, *spec.said("wrong_shape", tuple(weight.shape), tuple(got.shape)))
     problem = spec.say("wrong_rows", n_heads, len(weight) // n_heads)
-    compare(check, spec, Case(case.args, problem=problem), got, expected)
+    compare(check, spec, case, got, expected, problem=problem)
 
 
 GGUF_UNPERMUTE = declared(

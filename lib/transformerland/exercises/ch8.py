@@ -84,13 +84,7 @@ def _band_slips(*args: Any) -> dict[str, str | None]:
 
 def _judge_band(check: Check, spec: Exercise, case: Case, got: Any, expected: str) -> None:
     check.that(got in BANDS, *spec.said("not_a_band", got=got))
-    compare(
-        check,
-        spec,
-        Case(case.args, problem=spec.say("wrong_band", *case.args, expected=expected, got=got)),
-        got,
-        expected,
-    )
+    compare(check, spec, case, got, expected, problem=spec.say("wrong_band", *case.args, expected=expected, got=got))
 
 
 LLAMA3_BAND = declared(_DATA, "ex-8-3", reference=_band, hidden=_band_hidden, slips=_band_slips, judge=_judge_band)

@@ -77,11 +77,13 @@ class CheckFailed(Exception):
 
 
 class Mistake(NamedTuple):
-    """A typical wrong answer: what the slip returns, the hint that names it, and (optionally) the problem."""
+    """A typical wrong answer: what the slip returns, the hint that names it, (optionally) the problem, and the
+    key it has in its chapter's data."""
 
     answer: Any
     hint: str
     problem: str = ""
+    key: str = ""
 
 
 def spot_mistake(

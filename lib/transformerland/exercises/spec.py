@@ -188,9 +188,13 @@ def forbidding(names: Sequence[str]) -> Iterator[None]:
 
 
 def same_answer(got: Any, expected: Any) -> bool:
-    """Exact equality for plain answers (ints, strings, lists); floats within 1e-9 of each other."""
+    """Exact equality for plain answers (ints, strings, lists) and tensors; floats within 1e-9 of each other."""
     if isinstance(got, float) or isinstance(expected, float):
         return isinstance(got, (int, float)) and math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
+    if hasattr(expected, "shape") and hasattr(expected, "dtype"):  # a tensor: the same shape and values
+        import torch
+
+        return isinstance(got, torch.Tensor) and got.shape == expected.shape and bool(torch.equal(got, expected))
     return type(got) is type(expected) and got == expected
 
 
@@ -220,21 +224,25 @@ def compare(
     got: Any,
     expected: Any,
     close: Callable[[Any, Any], bool] | None = None,
-    mistakes: list[Mistake] | None = None,
+    problem: str | None = None,
 ) -> None:
     """Record one check: ``got`` is close to ``expected`` (by ``close``, default the spec's tolerance).
 
-    A wrong answer stops with the case's problem and the hint of the mistake it matches (``mistakes``, by
-    default the spec's for this case), or else the case's hint, or else the spec's.
+    A wrong answer stops with ``problem`` (default: the case's; a ``{got}`` field in it is filled with the
+    answer) and the hint of the slip it matches among the spec's for this case, or else the case's hint, or
+    else the spec's.
     """
     close = close or spec.tolerance
     if _safely(close)(got, expected):
         check.that(True, "", "")
         return
-    if mistakes is None:
-        mistakes = spec.mistakes(case) if case.mistakes else []
-    problem = case.problem.format(got=got) if "{got" in case.problem else case.problem
-    check.fail(problem, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
+    mistakes = spec.mistakes(case) if case.mistakes else []
+    words = _GOT.sub(lambda field: ("{0" + field.group(1)[3:] + "}").format(got), problem or case.problem)
+    check.fail(words, hint_for(got, mistakes, _safely(close), case.hint or spec.hint))
+
+
+#: A ``{got}`` field of a problem (``{got!r}``, ``{got:.3g}``): filled with the answer, the rest left as it is.
+_GOT = re.compile(r"\{(got[^{}]*)\}")
 
 
 def default_judge(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
@@ -591,7 +599,7 @@ def declared(
 def _filled(problem: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> str:
     """``problem`` with the call's arguments filled in; a ``{got}`` field (``{got!r}``, ``{got:.3g}``) stays as it
     is, for :func:`compare` to fill with the answer."""
-    return re.sub(r"\{(got[^{}]*)\}", r"{{\1}}", problem).format(*args, **kwargs)
+    return _GOT.sub(r"{{\1}}", problem).format(*args, **kwargs)
 
 
 def _called(call: Sequence[Any], problem: str, inputs: Callable[..., tuple[Any, ...]] | None) -> Case:
