@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import pkgutil
 import re
 
@@ -127,51 +128,115 @@ def test_the_instructors_guide_counts_the_specs():
 
     count = sum(len(importlib.import_module(f"transformerland.exercises.{m}").EXERCISES) for m in CHAPTER_MODULES)
     guide = (Path(__file__).parents[1] / "book" / "instructors.md").read_text(encoding="utf-8")
-    assert f"All {count} coding exercises of the nine chapters are specs" in " ".join(guide.split())
-    assert len(CHAPTER_MODULES) == 9, "the guide says nine chapters"
+    assert f"All {count} coding exercises of the book's chapters are specs" in " ".join(guide.split())
 
 
 # --- chapters' exercises as data (ch<N>.toml) plus code -------------------------------------------------
 
-
-def chapter_modules() -> list[str]:
-    names = [f"transformerland.exercises.{m.name}" for m in pkgutil.iter_modules(transformerland.exercises.__path__)]
-    return [name for name in names if re.fullmatch(r".*\.ch\d+", name)]
+SEEDS = (PUBLIC_SEED, 3, 11)
 
 
-@pytest.mark.parametrize("module", chapter_modules())
-def test_every_hint_in_a_chapters_data_is_reached_by_a_slip_its_code_computes(module):
-    """No hint is dead text: each ``mistakes`` entry is returned by ``slips`` on some public or hidden case."""
-    chapter = importlib.import_module(module)
-    data = chapter_data(module)
-    specs = {spec.label: spec for spec in chapter.EXERCISES}
+def chapter(module: str) -> tuple[dict[str, Exercise], dict[str, dict]]:
+    """The chapter's specs and its data, both by label."""
+    name = f"transformerland.exercises.{module}"
+    return {spec.label: spec for spec in importlib.import_module(name).EXERCISES}, chapter_data(name)
+
+
+@pytest.mark.parametrize("module", CHAPTER_MODULES)
+def test_no_text_in_a_chapters_data_is_dead(module: str):
+    """Each slip's hint is reached by a slip its code computes, each case text by a case with its tag, and each
+    judge's text is named in the chapter's code (``key``, or ``key`` for its ``key_hint``)."""
+    specs, data = chapter(module)
     assert set(data) <= set(specs), f"{module}'s data names exercises its module does not declare"
+    source = inspect.getsource(importlib.import_module(f"transformerland.exercises.{module}"))
     for label, table in data.items():
-        hints = {words if isinstance(words, str) else words["hint"] for words in table.get("mistakes", {}).values()}
         spec = specs[label]
-        reached = {m.hint for seed in (PUBLIC_SEED, 3, 11) for case in spec.cases(seed) for m in spec.mistakes(case)}
-        assert hints <= reached, f"{label}: hints no slip reaches: {sorted(hints - reached)}"
+        cases = [case for seed in SEEDS for case in spec.cases(seed)]
+        reached = {m.key for case in cases for m in spec.mistakes(case)}
+        assert set(table.get("mistakes", {})) <= reached, (
+            f"{label}: slips no case reaches: {set(table['mistakes']) - reached}"
+        )
+        assert set(table.get("cases", {})) <= {case.tag for case in cases}, f"{label}: case texts no tag uses"
+        for key in table.get("texts", {}):
+            named = f'"{key}"' in source or (key.endswith("_hint") and f'"{key.removesuffix("_hint")}"' in source)
+            assert named, f"{label}: texts.{key} is named nowhere in {module}.py"
 
 
-def test_declared_refuses_unknown_keys_and_slips_without_a_hint():
-    data = {"ex-9-1": {"what": "doubling", "checker": "check_double", "function": "double", "signature": "(x)"}}
-    with pytest.raises(ValueError, match="unknown keys"):
-        declared({"ex-9-1": {**data["ex-9-1"], "hints": {}}}, "ex-9-1", reference=lambda x: 2 * x)
-    spec = declared(
-        {"ex-9-1": {**data["ex-9-1"], "public": [[2]], "mistakes": {"square": "you squared it"}}},
-        "ex-9-1",
-        reference=lambda x: 2 * x,
-        hidden=lambda draw: [(draw.randrange(3, 9),)],
-        slips=lambda x: {"square": x * x, "half": x / 2},
-    )
+def _same_call(a: Case, b: Case) -> bool:
+    def same(x, y) -> bool:
+        if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            return (
+                isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape and torch.equal(x, y)
+            )
+        if isinstance(x, (list, tuple)) and isinstance(y, (list, tuple)):
+            return len(x) == len(y) and all(same(p, q) for p, q in zip(x, y, strict=True))
+        return type(x) is type(y) and x == y
+
+    return same(a.args, b.args) and same(dict(a.kwargs), dict(b.kwargs))
+
+
+@pytest.mark.parametrize("module", CHAPTER_MODULES)
+def test_hidden_cases_are_not_the_notebooks(module: str):
+    """Every seed the grader may draw gives at least one case the notebook never showed: answers hard-coded from
+    the public cases cannot pass."""
+    specs, _ = chapter(module)
+    for spec in specs.values():
+        public = spec.cases(PUBLIC_SEED)
+        for seed in (1, 2, 3, 11, 12345):
+            new = [case for case in spec.cases(seed) if not any(_same_call(case, seen) for seen in public)]
+            assert new, f"{spec.label}: seed {seed} gives only the notebook's cases"
+
+
+WORDS = {"what": "doubling", "checker": "check_double", "function": "double", "signature": "(x)", "public": [[2]]}
+
+
+def doubling(table: dict | None = None, **code) -> Exercise:
+    """A declared doubling exercise, from ``WORDS`` and ``table`` (the data) and ``code``."""
+    code = {"reference": lambda x: 2 * x, "hidden": lambda seed: [(seed + 3,)], **code}
+    return declared({"ex-9-1": {**WORDS, **(table or {})}}, "ex-9-1", **code)
+
+
+@pytest.mark.parametrize(
+    ("table", "code", "words"),
+    [
+        ({"hints": {}}, {}, "unknown keys"),
+        ({"judge": "number"}, {}, "unknown keys"),
+        ({"cases": {"one": {"hnit": "x"}}}, {}, "cases.one may hold"),
+        ({"mistakes": {"square": {"hnit": "x"}}}, {}, "mistakes.square is a hint"),
+        ({"answer": {"kind": "nubmer"}}, {}, "answer.kind is one of"),
+        ({"answer": {"kind": "number", "wht": "x"}}, {}, "takes"),
+        ({"tolerance": {"atol": 1e-3, "rel_tol": 1e-3}}, {}, "a tolerance is"),
+        ({"tolerance": {"abs_tl": 1e-3}}, {}, "a tolerance is"),
+        ({"forbids": "transformerland.attention.single_head_attention"}, {}, "a list of names"),
+        ({"forbids": ["transformerland.attention.single_head_atention"]}, {}, "not a function of the library"),
+        ({"answer": {"kind": "number", "what": "x"}}, {"judge": lambda *a: None}, "keep one"),
+        ({}, {"cases": lambda seed: [Case((2,))]}, "not both"),
+    ],
+)
+def test_declared_refuses_data_that_would_be_ignored_or_fail_later(table, code, words):
+    with pytest.raises(ValueError, match=words) as error:
+        doubling(table, **code)
+    assert "ex-9-1" in str(error.value)
+
+
+def test_declared_slips_words_calls_and_texts():
     with pytest.raises(ValueError, match="have no hint"):
-        spec.check(lambda x: x + 1, quiet=True)
-    worded = declared(
-        {"ex-9-1": {**data["ex-9-1"], "public": [[3]], "mistakes": {"square": "{x} squared is {xx}"}}},
-        "ex-9-1",
-        reference=lambda x: 2 * x,
-        hidden=lambda draw: [(4,)],
+        doubling({"mistakes": {"square": "you squared it"}}, slips=lambda x: {"square": x * x, "half": x / 2}).check(
+            lambda x: x + 1, quiet=True
+        )
+    worded = doubling(
+        {"public": [[3]], "mistakes": {"square": "{x} squared is {xx}"}},
         slips=lambda x: {"square": x * x},
         words=lambda x: {"x": x, "xx": x * x},
     )
     assert worded.check(lambda x: x * x, quiet=True).hint == "3 squared is 9"
+    keyed = doubling(
+        {"public": [[3, {"times": 1}]], "problem": "double({0}) gave {got!r}"}, reference=lambda x, times: 2 * x
+    )
+    result = keyed.check(lambda x, times: str(x), quiet=True)
+    assert result.message == "double(3) gave '3'"  # the keyword table is no argument; {got!r} waits for the answer
+    with pytest.raises(ValueError, match="the text 'missing'"):
+        keyed.say("missing")
+    tensors = doubling({"public": [[[1, 2]]]}, inputs=lambda xs: (torch.tensor(xs),), hidden=lambda seed: [([seed],)])
+    assert tensors.check(lambda x: 2 * x, quiet=True), "the default tolerance compares tensors exactly"
+    assert not tensors.check(lambda x: x, quiet=True)

@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import importlib.resources
+import inspect
 import math
 import re
 import tomllib
@@ -381,6 +382,8 @@ class Exercise:
 
     def say(self, key: str, *args: Any, **fields: Any) -> str:
         """The judge's message ``texts[key]`` with ``args`` (``{0}``, …) and ``fields`` (``{got}``, …) filled in."""
+        if key not in self.texts:
+            raise ValueError(f"{self.label}: the judge asks for the text {key!r}, which the chapter's data lacks.")
         return self.texts[key].format(*args, **fields)
 
     def said(self, key: str, *args: Any, **fields: Any) -> tuple[str, str]:
@@ -400,6 +403,13 @@ class Exercise:
             raise ValueError(f"{self.label}: points must be positive, got {self.points}.")
         if self.visibility not in VISIBILITIES:
             raise ValueError(f"{self.label}: visibility is one of {VISIBILITIES}, got {self.visibility!r}.")
+        for name in self.forbids:  # a misspelt name would otherwise fail every student, blaming their code
+            try:
+                function = _resolve(name) if isinstance(name, str) and "." in name else None
+            except (ImportError, AttributeError):
+                function = None
+            if not callable(function):
+                raise ValueError(f"{self.label}: forbids names {name!r}, which is not a function of the library.")
 
     # --- running the student's code (in the notebook, or inside the sandbox) ---------------------------
 
@@ -496,7 +506,7 @@ def _same(a: Any, b: Any) -> bool:
 
 #: The keys an exercise's table may hold in a chapter's TOML file, beyond ``public``, ``problem``, ``cases``,
 #: ``mistakes``, ``tolerance`` and ``answer`` (see :func:`declared`).
-_FIELDS = {f.name for f in dataclasses.fields(Exercise)} - {"label", "cases", "reference", "mistakes", "probe"}
+_FIELDS = {f.name for f in dataclasses.fields(Exercise)} - {"label", "cases", "reference", "mistakes", "probe", "judge"}
 
 #: The judges a chapter's data can name as its exercise's ``answer.kind``, with their words as the other keys.
 _JUDGES: dict[str, Callable[..., Judge]] = {
@@ -507,15 +517,56 @@ _JUDGES: dict[str, Callable[..., Judge]] = {
 }
 
 
-def _tolerance(words: str | Mapping[str, float]) -> Callable[[Any, Any], bool]:
+def _tolerance(label: str, words: str | Mapping[str, float]) -> Callable[[Any, Any], bool]:
     """``"exact"`` (tensors equal), ``{atol, rtol}`` (tensors close) or ``{rel_tol, abs_tol}`` (numbers close)."""
     if words == "exact":
         return tensors_equal
-    if isinstance(words, Mapping) and "atol" in words:
+    if isinstance(words, Mapping) and set(words) and set(words) <= {"atol", "rtol"}:
         return tensors_close(**words)
-    if isinstance(words, Mapping) and "rel_tol" in words:
+    if isinstance(words, Mapping) and set(words) and set(words) <= {"rel_tol", "abs_tol"}:
         return numbers_close(**words)
-    raise ValueError(f"a tolerance is 'exact', {{atol, rtol}} or {{rel_tol, abs_tol}}, got {words!r}.")
+    raise ValueError(f"{label}: a tolerance is 'exact', {{atol, rtol}} or {{rel_tol, abs_tol}}, got {words!r}.")
+
+
+def _judge(label: str, words: Mapping[str, Any]) -> Judge:
+    """The judge an ``answer`` table names by its ``kind``, made with the table's other words."""
+    words = dict(words)
+    kind = words.pop("kind", None)
+    if kind not in _JUDGES:
+        raise ValueError(f"{label}: answer.kind is one of {sorted(_JUDGES)}, got {kind!r}.")
+    allowed = set(inspect.signature(_JUDGES[kind]).parameters) - {"convert"}
+    if set(words) - allowed:
+        raise ValueError(
+            f"{label}: an answer of kind {kind!r} takes {sorted(allowed)}, not {sorted(set(words) - allowed)}."
+        )
+    return _JUDGES[kind](**words)
+
+
+#: The texts a case's tag may give it, and those a slip may have.
+_CASE_WORDS, _SLIP_WORDS = {"problem", "hint", "mistakes"}, {"hint", "problem"}
+
+
+def _check_words(
+    label: str, table: Mapping[str, Any], tagged: Mapping[str, Any], hints: Mapping[str, Any], code: Mapping[str, Any]
+) -> None:
+    """Refuse, naming the exercise, data that would be ignored or fail later: unknown or misspelt keys, a slip
+    without a hint, a judge or tolerance given twice."""
+    unknown = set(table) - _FIELDS - {"answer"}
+    if unknown:
+        raise ValueError(f"{label}: unknown keys {sorted(unknown)} in the chapter's data.")
+    for tag, words in tagged.items():
+        if not isinstance(words, Mapping) or set(words) - _CASE_WORDS:
+            raise ValueError(f"{label}: cases.{tag} may hold {sorted(_CASE_WORDS)}, got {words!r}.")
+    for key, words in hints.items():
+        if not isinstance(words, str) and not (
+            isinstance(words, Mapping) and "hint" in words and set(words) <= _SLIP_WORDS
+        ):
+            raise ValueError(f"{label}: mistakes.{key} is a hint, or a table of {sorted(_SLIP_WORDS)} with a hint.")
+    if isinstance(table.get("forbids"), str):
+        raise ValueError(f"{label}: forbids is a list of names, got the string {table['forbids']!r}.")
+    for field_name, data_name in (("judge", "answer"), ("tolerance", "tolerance")):
+        if field_name in code and data_name in table:
+            raise ValueError(f"{label}: {data_name} is given in the data and {field_name} in code; keep one.")
 
 
 def chapter_data(module: str) -> dict[str, dict[str, Any]]:
@@ -561,15 +612,14 @@ def declared(
     table = dict(data[label])
     public, problem = table.pop("public", None), table.pop("problem", None)
     tagged, hints = table.pop("cases", {}), table.pop("mistakes", {})
+    _check_words(label, table, tagged, hints, code)
     if "tolerance" in table:
-        table["tolerance"] = _tolerance(table["tolerance"])
+        table["tolerance"] = _tolerance(label, table["tolerance"])
     if "answer" in table:
-        answer = dict(table.pop("answer"))
-        table["judge"] = _JUDGES[answer.pop("kind")](**answer)
-    unknown = set(table) - _FIELDS
-    if unknown:
-        raise ValueError(f"{label}: unknown keys {sorted(unknown)} in the chapter's data.")
+        table["judge"] = _judge(label, table.pop("answer"))
     table["forbids"] = tuple(table.get("forbids", ()))
+    if cases is not None and (public is not None or hidden is not None or inputs is not None):
+        raise ValueError(f"{label}: give cases in code, or public calls in the data and hidden in code, not both.")
     if cases is None:
         if public is None or hidden is None:
             raise ValueError(f"{label}: give cases, or public calls in the data and hidden in the code.")
@@ -591,7 +641,7 @@ def declared(
         if set(answers) - set(hints):
             raise ValueError(f"{label}: slips {sorted(set(answers) - set(hints))} have no hint in the data.")
         fields = words(*case.args, **case.kwargs) if words is not None else {}
-        return [_mistake(answers[key], hints[key], fields) for key in hints if key in answers]
+        return [_mistake(key, answers[key], hints[key], fields) for key in hints if key in answers]
 
     return Exercise(label=label, cases=texted, reference=reference, mistakes=mistakes, **{**table, **code})
 
@@ -630,7 +680,9 @@ def _texted(case: Case, texts: Mapping[str, Any] | None) -> Case:
     return dataclasses.replace(case, **texts)
 
 
-def _mistake(answer: Any, words: str | Mapping[str, str], fields: Mapping[str, Any]) -> Mistake:
+def _mistake(key: str, answer: Any, words: str | Mapping[str, str], fields: Mapping[str, Any]) -> Mistake:
     """The slip's answer with its hint (and problem), their ``{fields}`` filled in when there are any."""
     hint, problem = (words, "") if isinstance(words, str) else (words["hint"], words.get("problem", ""))
-    return Mistake(answer, hint.format(**fields) if fields else hint, problem.format(**fields) if fields else problem)
+    if fields:
+        hint, problem = hint.format(**fields), problem.format(**fields)
+    return Mistake(answer, hint, problem, key)
