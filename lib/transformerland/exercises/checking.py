@@ -3,14 +3,14 @@
 A spec's judge (:mod:`~transformerland.exercises.spec`) records its checks on a :class:`Check`::
 
     def judge(check, spec, case, got, expected):
-        table = check.numbers(got, "the table")            # not numbers: NOT YET, asking for them
-        check.shape(table, expected.shape, "the table has the wrong shape", "rows are positions ...")
-        compare(check, spec, case, table, expected)         # close, or the hint of the Mistake it matches
+        table = check.numbers(got, "the table")              # not numbers: NOT YET, asking for them
+        check.shape(table, expected.shape, *spec.said("shape", shape=tuple(table.shape)))  # texts from the data
+        compare(check, spec, case, table, expected)           # close, or the hint of the Mistake it matches
 
 The first failed check ends it with a NOT YET verdict naming the problem and the hint; when
-every check holds, the verdict is PASSED and says how many checks agreed. A new exercise is
-then mostly its list of :class:`Mistake` entries: what each typical slip returns, and the hint
-that names it.
+every check holds, the verdict is PASSED and says how many checks agreed. Most exercises need no
+judge of their own: their chapter's data names one of the spec's (``answer``), and the exercise
+is then its slips, what each typical wrong answer returns, with the hint that names it.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ __all__ = [
     "tensors_equal",
 ]
 
-#: Matches a verdict line; the bulk grader reads submissions' outputs with it.
+#: Matches a verdict line as the notebook's checkers print it (the grader decides from data, never from it).
 VERDICT_PATTERN = re.compile(
     r"^(?P<exercise>ex-\d+-\d+) · (?P<verdict>PASSED|NOT YET) · (?P<message>.*)$", re.MULTILINE
 )

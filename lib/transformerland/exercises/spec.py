@@ -339,7 +339,7 @@ class Exercise:
         what: a few words for the PASSED message, ``"single-head attention"``.
         checker: the name the notebook calls, ``"check_single_head_attention"``.
         function: the name of the function (or class) the chapter's solution defines, which the grader calls.
-        signature: the call and what it returns, in words, for the instructor's guide and Gradescope.
+        signature: the call and what it returns, in words, for the checker's docstring.
         cases: ``seed -> [Case, ...]``; :data:`PUBLIC_SEED` gives the notebook's cases, any other seed hidden ones
             of the same kinds.
         reference: the right answer: ``reference(*case.args, **case.kwargs)``.
@@ -593,21 +593,30 @@ def declared(
     ``hint``, ``points``, ``forbids``, ``texts``, …) and:
 
     * ``public``: the notebook's calls, each a list of positional arguments that may end with a table of
-      keyword arguments (``[50, 64, {layout = "concatenated"}]``), and ``problem``, their cases' problem
-      (``{0}``, ``{1:g}``, … and keyword fields filled in from the call; a ``{got}`` is left for the answer).
-      The grader's calls for any other seed are ``hidden(seed)``'s, in the same form. ``inputs(*call)``, if
-      given, turns a call's data into the function's arguments (lists into tensors, say);
+      keyword arguments (``[50, 64, {layout = "concatenated"}]``; so a function whose last argument is itself
+      a dict takes its cases from ``cases`` instead), and ``problem``, their cases' problem (``{0}``,
+      ``{1:g}``, … and keyword fields filled in from the call's data; a ``{got}`` field, ``{got!r}`` too, is
+      left for the answer). The grader's calls for any other seed are ``hidden(seed)``'s, in the same form.
+      ``inputs(*call)``, if given, turns a call's data into the function's arguments (lists into tensors);
     * ``cases``: texts by tag, ``{tag = {problem, hint, mistakes}}``, for the cases a ``cases(seed)`` function
-      makes instead (its problem texts are filled in from the case's arguments, as above);
+      makes instead of ``public`` and ``hidden`` (not beside them). A case's problem is its tag's, else the
+      one its code gave, else the exercise's ``problem``; it is filled in from the case's arguments, as above.
+      ``mistakes = false`` says a wrong answer to that case is not looked up among the slips;
     * ``mistakes``: the typical slips in the order they are tried, ``key = "hint"`` or
-      ``key = {hint = "…", problem = "…"}``; ``slips(*args, **kwargs)`` returns each one's answer to a case
-      by the same key (a slip that does not apply to a case is left out); ``words(*args, **kwargs)``, if given,
-      fills the fields of their hints and problems (``{d_k}``) for that case;
+      ``key = {hint = "…", problem = "…"}`` (a slip's problem is read only by a judge that names it);
+      ``slips(*args, **kwargs)`` returns each one's answer to a case by the same key (a slip that does not
+      apply to a case is left out); ``words(*args, **kwargs)``, if given, fills the fields of their hints and
+      problems (``{d_k}``) for that case;
+    * ``texts``: the messages of a judge written in code, read with :meth:`Exercise.say` and
+      :meth:`Exercise.said` (a problem under ``key``, its hint under ``key_hint``);
     * ``tolerance``: ``"exact"``, ``{atol, rtol}`` or ``{rel_tol, abs_tol}``;
     * ``answer``: a judge by kind, ``{kind = "number" | "numbers" | "int" | "tensor", …}`` with the words of
       :func:`number_answer`, :func:`numbers_answer`, :func:`int_answer` or :func:`tensor_answer`.
 
-    ``code``: the other :class:`Exercise` fields that are code (``tolerance``, ``judge``, ``probe``).
+    Braces in the texts are fields, filled in as said; write ``{{`` and ``}}`` for a brace itself. The
+    ``hint`` of the exercise and of a case are shown as written. ``code``: the other :class:`Exercise` fields
+    that are code (``tolerance`` and ``judge``, where the data gives none; ``probe``). Data that would be
+    ignored or fail later (a misspelt key, a judge in both places) is refused here, naming the exercise.
     """
     table = dict(data[label])
     public, problem = table.pop("public", None), table.pop("problem", None)
@@ -681,8 +690,6 @@ def _texted(case: Case, texts: Mapping[str, Any] | None) -> Case:
 
 
 def _mistake(key: str, answer: Any, words: str | Mapping[str, str], fields: Mapping[str, Any]) -> Mistake:
-    """The slip's answer with its hint (and problem), their ``{fields}`` filled in when there are any."""
+    """The slip's answer with its hint (and problem), their ``{fields}`` filled in."""
     hint, problem = (words, "") if isinstance(words, str) else (words["hint"], words.get("problem", ""))
-    if fields:
-        hint, problem = hint.format(**fields), problem.format(**fields)
-    return Mistake(answer, hint, problem, key)
+    return Mistake(answer, hint.format(**fields), problem.format(**fields), key)
