@@ -108,13 +108,14 @@ def _steps_cases(seed: int) -> list[Case]:
 
 
 def _steps_slips(losses: Sequence[float], target: float, window: int) -> dict[str, int | None]:
+    """The slips' answers; an index off by one only where the target is reached (a slip may answer None too)."""
     right = _steps(losses, target, window)
-    return {
-        "index": None if right is None else right - 1,
+    slips = {
         "length": len(losses),
         "unsmoothed": _steps(losses, target, 1),
         "ahead": _steps(losses, target, window, start=window - 1),
     }
+    return slips if right is None else {"index": right - 1, **slips}
 
 
 STEPS_TO_REACH = declared(_DATA, "ex-5-3", reference=_steps, cases=_steps_cases, slips=_steps_slips)
