@@ -17,7 +17,7 @@ from .spec import Case, Exercise, chapter_data, compare, declared
 __all__ = ["EXERCISES", "SINGLE_HEAD_ATTENTION", "check_single_head_attention"]
 
 _DATA = chapter_data(__name__)
-_WIDTH, _D_K, _D_V = 6, 4, 3  # every case's sizes: D, d_k and d_v (the hints in ch1.toml name D and d_k)
+_WIDTH, _D_K, _D_V = 6, 4, 3  # every case's sizes: D, d_k and d_v
 
 #: Large inputs leave a little more rounding in the output than the spec's tolerance allows.
 _LARGE_CLOSE = tensors_close(atol=1e-4, rtol=1e-4)
@@ -75,7 +75,14 @@ def _judge(check: Check, spec: Exercise, case: Case, got: object, expected: torc
     compare(check, spec, case, got, expected, _LARGE_CLOSE if case.tag == "large" else None)
 
 
-SINGLE_HEAD_ATTENTION = declared(_DATA, "ex-1-2", reference=_reference, cases=_cases, slips=_slips, judge=_judge)
+def _words(x: torch.Tensor, w_q: torch.Tensor, w_k: torch.Tensor, w_v: torch.Tensor) -> dict[str, int]:
+    """The widths the slips' hints name: D, that of x, and d_k, that of the queries and keys."""
+    return {"width": x.shape[-1], "d_k": w_q.shape[-1]}
+
+
+SINGLE_HEAD_ATTENTION = declared(
+    _DATA, "ex-1-2", reference=_reference, cases=_cases, slips=_slips, words=_words, judge=_judge
+)
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [SINGLE_HEAD_ATTENTION]

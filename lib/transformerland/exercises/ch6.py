@@ -7,12 +7,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 from ..encodings.alibi import alibi_slopes
 from ..encodings.rotary import apply_rotary, interpolated_positions
 from ..encodings.sinusoidal import sinusoid_frequencies
-from .spec import PUBLIC_SEED, Case, chapter_data, declared
+from .checking import Check
+from .spec import PUBLIC_SEED, Case, Exercise, chapter_data, declared, numbers_answer
 
 __all__ = [
     "ALIBI_SLOPES",
@@ -72,7 +75,19 @@ def _rope_slips(x: torch.Tensor, position: float, base: float = 10000.0) -> dict
     }
 
 
-ROPE_ROTATE = declared(_DATA, "ex-6-1", reference=_rope, cases=_rope_cases, slips=_rope_slips)
+def _judge_rope(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
+    """RoPE's numbers; on the long turn, first the vector's length, which a rotation keeps (to a looser tolerance
+    than the values', so that no answer close to RoPE's is called too long). The numbers judge's words are read
+    unfilled: it fills in their fields itself."""
+    what, shape_hint, shape_problem = (spec.texts[key] for key in ("vector", "shape_hint", "shape_problem"))
+    if case.tag == "length":
+        vector, (x, _) = check.numbers(got, what), case.args
+        if vector.shape == x.shape and not torch.isclose(vector.norm(), x.norm(), rtol=1e-3):
+            check.fail(*spec.said("longer"))
+    numbers_answer(what, shape_hint, shape_problem)(check, spec, case, got, expected)
+
+
+ROPE_ROTATE = declared(_DATA, "ex-6-1", reference=_rope, cases=_rope_cases, slips=_rope_slips, judge=_judge_rope)
 
 
 def _slope_slips(n_heads: int) -> dict[str, torch.Tensor]:

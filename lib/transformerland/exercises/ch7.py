@@ -53,7 +53,7 @@ def _position_slips(mask: torch.Tensor) -> dict[str, torch.Tensor]:
 def _judge_positions(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
     """Real tokens count 0, 1, 2, … from each row's first real token; padding slots hold any position >= 0."""
     (mask,) = case.args
-    got = check.integers(got, spec.say("answer"))
+    got = check.integers(got, spec.say("ids"))
     check.shape(got, mask.shape, *spec.said("wrong_shape", tuple(mask.shape), tuple(got.shape)))
     real, rows = mask == 1, mask.tolist()
     problem = spec.say("wrong_positions", rows, got[real].tolist(), expected[real].tolist())
@@ -134,7 +134,7 @@ def _turn_slips(head_dim: int, base: float, context: int) -> dict[str, torch.Ten
 
 def _judge_turns(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
     """Any order of the pair indices is fine; a 0/1 flag per pair is told apart."""
-    got = check.integers(got, spec.say("answer")).flatten()
+    got = check.integers(got, spec.say("pairs")).flatten()
     if got.numel() == case.args[0] // 2 and set(got.unique().tolist()) <= {0, 1}:
         check.fail(*spec.said("flags"))
     compare(check, spec, case, got.sort().values, expected)
@@ -146,4 +146,7 @@ TURNING_PAIRS = declared(
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [POSITION_IDS, GGUF_UNPERMUTE, TURNING_PAIRS]
-check_position_ids, check_gguf_unpermute, check_turning_pairs = (spec.checker_function() for spec in EXERCISES)
+
+check_position_ids = POSITION_IDS.checker_function()
+check_gguf_unpermute = GGUF_UNPERMUTE.checker_function()
+check_turning_pairs = TURNING_PAIRS.checker_function()

@@ -78,8 +78,10 @@ def _band(wavelength: float, original: int, low: float, high: float) -> str:
     return "kept" if share == 0 else "scaled" if share == 1 else "blended"
 
 
-def _band_slips(*args: Any) -> dict[str, str | None]:
-    return {"swapped": {"kept": "scaled", "scaled": "kept"}.get(_band(*args))}
+def _band_slips(*args: Any) -> dict[str, str]:
+    """Kept and scaled swapped (the blended band has no such slip)."""
+    band = _band(*args)
+    return {} if band == "blended" else {"swapped": "scaled" if band == "kept" else "kept"}
 
 
 def _judge_band(check: Check, spec: Exercise, case: Case, got: Any, expected: str) -> None:

@@ -152,8 +152,10 @@ def _ratio_slips(n_heads: int, head_dim: int, rank: int, rope: int) -> dict[str,
 
 KV_CACHE_RATIO = declared(_DATA, "ex-9-4", reference=_ratio_reference, cases=_ratio_cases, slips=_ratio_slips)
 
+check_partial_frequencies = PARTIAL_FREQUENCIES.checker_function()
+check_longrope_frequencies = LONGROPE_FREQUENCIES.checker_function()
+check_mrope_position_ids = MROPE_POSITION_IDS.checker_function()
+check_kv_cache_ratio = KV_CACHE_RATIO.checker_function()
+
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [PARTIAL_FREQUENCIES, LONGROPE_FREQUENCIES, MROPE_POSITION_IDS, KV_CACHE_RATIO]
-check_partial_frequencies, check_longrope_frequencies, check_mrope_position_ids, check_kv_cache_ratio = (
-    spec.checker_function() for spec in EXERCISES
-)
