@@ -353,3 +353,12 @@ def test_without_a_sandbox_the_grader_stops_with_a_how_to(monkeypatch: pytest.Mo
     with pytest.raises(sandbox.NoSandbox, match="apt-get install bubblewrap"):
         sandbox.command()
     assert "--unsafe" in sandbox.HOW_TO
+
+
+@needs_sandbox
+def test_the_sandbox_gives_torch_the_cores_it_is_granted():
+    """One submission at a time gets every core (chapter 8 graded in about its own run time); --jobs shares them."""
+    shown = sandbox.command(threads=3)
+    assert shown[shown.index("OMP_NUM_THREADS") + 1] == "3"
+    shown = sandbox.command()
+    assert shown[shown.index("OMP_NUM_THREADS") + 1] == "1"

@@ -229,8 +229,12 @@ def grade(
     memory_mb: int = 8192,
     unsafe: bool = False,
     forced: Chapter | None = None,
+    threads: int | None = None,
 ) -> list[dict[str, str]]:
-    """Grade one submission: one row per exercise its chapter expects (one row if its chapter is unknown)."""
+    """Grade one submission: one row per exercise its chapter expects (one row if its chapter is unknown).
+
+    ``threads``: torch's threads in the sandbox (default: every core, for one submission at a time).
+    """
     student, notebook = student_of(path, folder), str(path.relative_to(folder))
     problem, cells = "", None
     try:
@@ -248,7 +252,7 @@ def grade(
         except Exception as error:  # a fault in the instructor's specs: every row says so, and the batch goes on
             problem = f"the grader could not make this chapter's cases ({type(error).__name__}: {error})"
         else:
-            outcome = run_job(sent, timeout, memory_mb, unsafe)
+            outcome = run_job(sent, timeout, memory_mb, unsafe, threads or os.cpu_count() or 1)
             problem = outcome.problem
     result = outcome.result if outcome is not None else None
     tensors: dict = {}
@@ -311,7 +315,8 @@ def grade_folder(folder: Path, out: Path, chapters: list[Chapter], *, jobs: int 
         writer = csv.DictWriter(file, fieldnames=COLUMNS)
         writer.writeheader()
         with ThreadPoolExecutor(max(1, jobs)) as pool:
-            futures = {pool.submit(grade, path, folder, chapters, **options): path for path in paths}
+            threads = max(1, (os.cpu_count() or 1) // max(1, jobs))  # the cores shared by the submissions at once
+            futures = {pool.submit(grade, path, folder, chapters, threads=threads, **options): path for path in paths}
             for future in as_completed(futures):
                 try:
                     rows = future.result()

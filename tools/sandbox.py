@@ -64,8 +64,8 @@ def library_dir() -> Path:
     return Path(transformerland.__file__).resolve().parent
 
 
-def command(unsafe: bool = False, tmp_mb: int = 512) -> list[str]:
-    """The command that starts the harness: inside bubblewrap, or (``unsafe``) bare."""
+def command(unsafe: bool = False, tmp_mb: int = 512, threads: int = 1) -> list[str]:
+    """The command that starts the harness: inside bubblewrap, or (``unsafe``) bare; torch inside uses ``threads``."""
     if unsafe:
         return [sys.executable, "-m", "transformerland.exercises.harness"]
     bwrap = shutil.which("bwrap")
@@ -85,7 +85,7 @@ def command(unsafe: bool = False, tmp_mb: int = 512) -> list[str]:
         "MPLBACKEND": "Agg",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
-        "OMP_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": str(max(1, threads)),
     }.items():
         sandbox += ["--setenv", name, value]
     return [*sandbox, "--", root + "/bin/python3", "-m", "transformerland.exercises.harness"]
@@ -115,14 +115,18 @@ def _limits(memory_mb: int, file_mb: int, unsafe: bool) -> None:
         os.setuid(65534)
 
 
-def run_job(job: dict[str, Any], seconds: int = 900, memory_mb: int = 8192, unsafe: bool = False) -> Outcome:
-    """Run the harness on ``job`` in a fresh sandbox; the answers it sends back, or why there are none."""
+def run_job(
+    job: dict[str, Any], seconds: int = 900, memory_mb: int = 8192, unsafe: bool = False, threads: int = 1
+) -> Outcome:
+    """Run the harness on ``job`` in a fresh sandbox, torch using ``threads`` threads there; the answers it sends
+    back, or why there are none."""
     read_end, write_end = os.pipe()
     env = None
     if unsafe:
         env = {**os.environ, "PYTHONPATH": str(library_dir().parent), "MPLBACKEND": "Agg", "HOME": "/tmp"}
+        env["OMP_NUM_THREADS"] = str(max(1, threads))
     process = subprocess.Popen(
-        command(unsafe),
+        command(unsafe, threads=threads),
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
