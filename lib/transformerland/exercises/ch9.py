@@ -18,7 +18,7 @@ from ..encodings.rope_scaling import rope_frequencies
 from ..encodings.sinusoidal import sinusoid_frequencies
 from ..mla import kv_cache_per_token
 from .checking import Check
-from .spec import Case, Exercise, chapter_data, declared, tensor_answer
+from .spec import PUBLIC_SEED, Case, Exercise, chapter_data, declared, tensor_answer
 
 __all__ = [
     "EXERCISES",
@@ -97,6 +97,7 @@ def _mrope_cases(seed: int) -> list[Case]:
     """Text, an image of h × w merged patches, text: a wide image, a tall one, a single patch."""
     generator = torch.Generator().manual_seed(930 + seed)
     a, b, c = (int(v) for v in torch.randint(1, 6, (3,), generator=generator))
+    a += 0 if seed == PUBLIC_SEED else 5  # the grader's wide case is never the notebook's
     return [Case((a, 2, 3, 2), tag="wide"), Case((b, 4, 2, c), tag="tall"), Case((2, 1, 1, 1), tag="single")]
 
 
@@ -130,6 +131,7 @@ def _ratio_cases(seed: int) -> list[Case]:
     """DeepSeek-V3's attention, a smaller one, and one drawn from the seed."""
     generator = torch.Generator().manual_seed(940 + seed)
     heads = int(torch.randint(4, 64, (1,), generator=generator))
+    heads += 0 if seed == PUBLIC_SEED else 64  # the grader's head count is never the notebook's
     return [
         Case((128, 128, 512, 64), tag="deepseek_v3"),
         Case((16, 128, 512, 64), tag="sixteen_heads"),

@@ -405,10 +405,10 @@ class Exercise:
             raise ValueError(f"{self.label}: visibility is one of {VISIBILITIES}, got {self.visibility!r}.")
         for name in self.forbids:  # a misspelt name would otherwise fail every student, blaming their code
             try:
-                function = _resolve(name) if isinstance(name, str) and "." in name else None
+                function = _resolve(name) if isinstance(name, str) and name.startswith("transformerland.") else None
             except (ImportError, AttributeError):
                 function = None
-            if not callable(function):
+            if not hasattr(function, "__code__"):  # forbidding swaps a Python function's code
                 raise ValueError(f"{self.label}: forbids names {name!r}, which is not a function of the library.")
 
     # --- running the student's code (in the notebook, or inside the sandbox) ---------------------------
