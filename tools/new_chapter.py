@@ -4,11 +4,12 @@ The template (``tools/templates/00_template.ipynb``) is a chapter numbered 0 tha
 (``tests/test_conventions.py`` checks it as it checks the chapters): title, Colab badge, objectives, set-up
 cell, imports, a formula before its code, an asserted claim, an exercise with its solution, a summary, and
 the chapter's facts in its metadata. The new chapter gets the template's cells and outputs with its own
-number in its file name, badge, exercise labels and ``floor``. Then, by hand, the other four files of a
-chapter (CONTRIBUTING.md, "Adding a chapter"): its line in ``_toc.yml``, its checker module and their tests,
-and its references; ``python -m tools.tables`` writes every table that lists the chapters.
+number in its file name, badge, exercise labels and ``floor``. Then, by hand, the chapter's other files
+(CONTRIBUTING.md, "Adding a chapter"): its line in ``_toc.yml``, its exercises' ``ch<N>.toml`` and ``ch<N>.py``
+and their tests, its references and its floor in ``story_bible.yml``; ``python -m tools.tables`` writes every
+table that lists the chapters.
 
-    python -m tools.new_chapter 9 long_contexts
+    python -m tools.new_chapter 10 video_positions
 """
 
 from __future__ import annotations

@@ -5,12 +5,12 @@ A spec's judge (:mod:`~transformerland.exercises.spec`) records its checks on a 
     def judge(check, spec, case, got, expected):
         table = check.numbers(got, "the table")              # not numbers: NOT YET, asking for them
         check.shape(table, expected.shape, *spec.said("shape", shape=tuple(table.shape)))  # texts from the data
-        compare(check, spec, case, table, expected)           # close, or the hint of the Mistake it matches
+        compare(check, spec, case, table, expected.to(table.dtype))  # close, or the hint of the slip it matches
 
 The first failed check ends it with a NOT YET verdict naming the problem and the hint; when
-every check holds, the verdict is PASSED and says how many checks agreed. Most exercises need no
-judge of their own: their chapter's data names one of the spec's (``answer``), and the exercise
-is then its slips, what each typical wrong answer returns, with the hint that names it.
+every check holds, the verdict is PASSED and says how many checks agreed. Many exercises need no
+judge of their own: their chapter's data names one of the spec module's (``answer``), and the
+exercise is then its slips, what each typical wrong answer returns, with the hint that names it.
 """
 
 from __future__ import annotations

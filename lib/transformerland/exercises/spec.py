@@ -17,7 +17,7 @@ An :class:`Exercise` says everything about one coding exercise (the chapters bui
         points=2,
         forbids=("transformerland.attention.single_head_attention",),
     )
-    check_single_head_attention = SINGLE_HEAD_ATTENTION.check   # what the notebook imports
+    check_single_head_attention = SINGLE_HEAD_ATTENTION.checker_function()   # what the notebook imports
 
 The same spec serves three callers:
 
@@ -230,8 +230,8 @@ def compare(
     """Record one check: ``got`` is close to ``expected`` (by ``close``, default the spec's tolerance).
 
     A wrong answer stops with ``problem`` (default: the case's; a ``{got}`` field in it is filled with the
-    answer) and the hint of the slip it matches among the spec's for this case, or else the case's hint, or
-    else the spec's.
+    answer) and the hint of the slip it matches among the spec's for this case (none where the case says
+    ``mistakes = false``), or else the case's hint, or else the spec's.
     """
     close = close or spec.tolerance
     if _safely(close)(got, expected):
@@ -348,16 +348,18 @@ class Exercise:
         hint: the hint when a wrong answer matches no mistake and its case gives none.
         judge: the checks on one answer, ``judge(check, spec, case, got, expected)``; :func:`default_judge` by
             default. It may call ``check.that``/``check.fail`` any number of times.
-        probe: for an exercise whose answer is not plain data (a class), ``probe(student_object, case) -> data``:
-            what the student's object does on the case, run where the student's code runs.
+        probe: for an exercise whose answer is not plain data (a class), ``probe(student, case) -> data``: what
+            the student's class (or function) does on the case, run where the student's code runs. The grader
+            imports the spec by its module-level name in the probe's module.
         points: the exercise's weight in the grade.
         forbids: library functions (``"transformerland.attention.single_head_attention"``) that raise while the
             student's code runs.
         visibility: when Gradescope shows the student this exercise's result: ``"visible"``,
             ``"after_due_date"``, ``"after_published"`` or ``"hidden"``.
         texts: the judge's own messages by key, read with :meth:`say`.
-        changes_arguments: whether the function may write into its arguments; if not (the default), an
-            answer that changed them is NOT YET with ``changed_problem`` and ``changed_hint``.
+        changes_arguments: whether the function may write into its positional arguments; if not (the default),
+            an answer that changed them is NOT YET with ``changed_problem`` and ``changed_hint``.
+        changed_problem, changed_hint: that verdict's words.
     """
 
     label: str
@@ -603,7 +605,8 @@ def declared(
       one its code gave, else the exercise's ``problem``; it is filled in from the case's arguments, as above.
       ``mistakes = false`` says a wrong answer to that case is not looked up among the slips;
     * ``mistakes``: the typical slips in the order they are tried, ``key = "hint"`` or
-      ``key = {hint = "…", problem = "…"}`` (a slip's problem is read only by a judge that names it);
+      ``key = {hint = "…", problem = "…"}`` (a slip's problem is shown by a judge of the chapter's that
+      reads it, as chapter 2's; :func:`compare` shows the case's);
       ``slips(*args, **kwargs)`` returns each one's answer to a case by the same key (a slip that does not
       apply to a case is left out); ``words(*args, **kwargs)``, if given, fills the fields of their hints and
       problems (``{d_k}``) for that case;
