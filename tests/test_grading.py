@@ -326,6 +326,13 @@ def test_cells_are_read_from_any_notebook_encoding_and_metadata(tmp_path: Path):
         assert any(cell.startswith("def last_seat") for cell in cells)
 
 
+def test_an_instructors_own_spec_package_reads_its_data_beside_its_modules():
+    """The fixture book's chapter 2 is declared from ``specs/ch2.toml``, not the library's chapter 2 data."""
+    spec = grade_submissions.load_specs(SPECS, 2)["ex-2-1"]
+    assert (spec.function, spec.checker, spec.what) == ("ticket_label", "check_ticket_label", "ticket labels")
+    assert spec.check(lambda index, width: f"T-{index:0{width}d}", quiet=True)
+
+
 def test_the_expected_exercises_come_from_the_instructors_chapter_not_the_submission():
     found = chapters()
     assert {c.number: list(c.expected) for c in found} == {1: ["ex-1-1", "ex-1-3"], 2: ["ex-2-1"]}

@@ -572,9 +572,10 @@ def _check_words(
 
 
 def chapter_data(module: str) -> dict[str, dict[str, Any]]:
-    """The exercises of the chapter module ``module`` (its ``__name__``) as data, by label: the TOML file beside it."""
-    name = module.rpartition(".")[2] + ".toml"
-    return tomllib.loads(importlib.resources.files(__package__).joinpath(name).read_text(encoding="utf-8"))
+    """The exercises of the chapter module ``module`` (its ``__name__``) as data, by label: the TOML file beside it,
+    in the module's own package (the library's chapters, or an instructor's package of specs)."""
+    package, _, name = module.rpartition(".")
+    return tomllib.loads(importlib.resources.files(package).joinpath(name + ".toml").read_text(encoding="utf-8"))
 
 
 def declared(
