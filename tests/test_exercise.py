@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib
 import json
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -197,3 +199,34 @@ def test_each_checker_is_exported_under_its_name(module):
     chapter = importlib.import_module(module)
     for spec in chapter.EXERCISES:
         assert getattr(chapter, spec.checker).__name__ == spec.checker and spec.checker in chapter.__all__
+
+
+def _library_returns(spec: Exercise, one) -> dict[str, Any]:
+    """What each function of the library (outside the exercises) returned while the reference answered ``one``."""
+    returned: dict[str, Any] = {}
+
+    def profile(frame, event, value):
+        module = frame.f_globals.get("__name__", "")
+        if event == "return" and module.startswith("transformerland.") and ".exercises" not in module:
+            returned.setdefault(f"{module}.{frame.f_code.co_qualname}", value)
+
+    sys.setprofile(profile)
+    try:
+        spec.reference(*one.args, **one.kwargs)
+    finally:
+        sys.setprofile(None)
+    return returned
+
+
+@pytest.mark.parametrize("module", CHAPTERS)
+def test_no_library_function_the_grader_leaves_in_place_returns_an_exercise_s_answer(module):
+    """Otherwise ``my_answer = that_function`` would pass in the sandbox: the answer must not be there to take."""
+    withheld = {name for spec in _exercises(module) for name in spec.withheld}
+    for spec in _exercises(module):
+        for one in spec.public:
+            if one.feeds is not None:
+                continue
+            expected = spec.reference(*one.args, **one.kwargs)
+            for name, value in _library_returns(spec, one).items():
+                if name not in withheld and not name.startswith("transformerland._validation"):
+                    assert spec.answer.fault(value, expected, True) is not None, f"{spec.label}: {name} returns it"
