@@ -134,11 +134,23 @@ class Exact(Kind):
     """The same plain value (ints, strings, None, lists, tuples), of the same type; floats within 1e-9."""
 
     def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
-        if isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
-            same = math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
-        else:
-            same = type(got) is type(expected) and got == expected
-        return None if same else (f"it returned {got!r}" if hidden else f"it returned {got!r}, expected another")
+        shown = repr(got) if len(repr(got)) < 200 else f"a {type(got).__name__}"
+        return None if _equal(got, expected) else f"it returned {shown}" + ("" if hidden else ", expected another")
+
+
+def _equal(got: Any, expected: Any) -> bool:
+    """Equal as plain values: the same types (an int for an int), tensors by shape and value, floats to 1e-9."""
+    if isinstance(expected, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
+        return math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
+    if type(got) is not type(expected):
+        return False
+    if isinstance(expected, torch.Tensor):
+        return got.shape == expected.shape and bool(torch.equal(got.double(), expected.double()))
+    if isinstance(expected, (list, tuple)):
+        return len(got) == len(expected) and all(_equal(a, b) for a, b in zip(got, expected, strict=True))
+    if isinstance(expected, dict):
+        return got.keys() == expected.keys() and all(_equal(got[k], expected[k]) for k in expected)
+    return bool(got == expected)
 
 
 @dataclass(frozen=True)
@@ -174,10 +186,15 @@ class Tensor(Kind):
         expected = torch.as_tensor(expected)
         if got.shape != expected.shape:
             return f"it has shape {tuple(got.shape)}" + ("" if hidden else f"; expected {tuple(expected.shape)}")
-        if got.dtype == torch.bool or (got.is_complex() != expected.is_complex()):
-            return f"it has dtype {got.dtype}, not numbers like the answer's"
-        if self.atol == self.rtol == 0:
-            equal = bool(torch.equal(got.to(expected.dtype), expected))
+        if (got.dtype == torch.bool) != (expected.dtype == torch.bool) or got.is_complex() != expected.is_complex():
+            return f"it has dtype {got.dtype}, not {expected.dtype} like the answer's"
+        if self.atol == self.rtol == 0:  # compared as values: 1.7 is not the id 1
+            equal = bool(
+                torch.equal(
+                    got.to(torch.complex128 if got.is_complex() else torch.float64),
+                    expected.to(torch.complex128 if got.is_complex() else torch.float64),
+                )
+            )
             return (
                 None
                 if equal
@@ -368,7 +385,8 @@ class Exercise:
                 then = _filled(slip.then, self.reference, one, hidden) if stage(slip.says) >= 2 else ""
                 message = f"{where}: {problem}" if problem else f"{where}: {says}"
                 return self._result(False, message, (says + (" " + then if then else "")) if problem else then)
-        return self._result(True, f"{self.what or self.function}: all {len(calls)} calls agree.", "")
+        agree = f"all {len(calls)} calls agree" if len(calls) > 1 else "its call agrees"
+        return self._result(True, f"{self.what or self.function}: {agree}.", "")
 
     def _result(self, passed: bool, message: str, hint: str) -> CheckResult:
         return CheckResult(self.label, passed, message, hint)
@@ -385,11 +403,13 @@ class Exercise:
         if answer.after is not None and not self.mutates:
             return "", Slip(says="it changed the arguments it was given: compute the result in a new tensor.")
         expected = self._expected(one)
-        if self.judge is not None:
-            found = self.judge(answer.value, expected, one)
-            if found is not None:
-                return "", found
-        problem = self.answer.fault(answer.value, expected, hidden)
+        try:
+            found = self.judge(answer.value, expected, one) if self.judge is not None else None
+            problem = self.answer.fault(answer.value, expected, hidden) if found is None else None
+        except Exception as error:  # an answer of a shape the checks did not foresee: a verdict, not a crash
+            return f"its answer could not be checked ({type(error).__name__}: {error})"[:300], self.otherwise
+        if found is not None:
+            return "", found
         if problem is None:
             return None
         slip = next((s for s in self.slips if self._matches(s, answer.value, one)), None)
