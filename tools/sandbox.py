@@ -125,10 +125,10 @@ class Limits:
 
     def enter(self) -> None:
         """In the sandbox's first process, before bubblewrap starts: join the group, or set the rlimits."""
-        resource.setrlimit(resource.RLIMIT_AS, (self.memory_mb * 2**20, self.memory_mb * 2**20))
         for group in self.groups:
             (group / "cgroup.procs").write_text(str(os.getpid()))
         if not self.groups:
+            resource.setrlimit(resource.RLIMIT_AS, (self.memory_mb * 2**20, self.memory_mb * 2**20))
             resource.setrlimit(resource.RLIMIT_NPROC, (self.processes, self.processes))
 
     def out_of_memory(self) -> bool:
