@@ -36,6 +36,7 @@ def test_one_zip_per_chapter_with_gradescopes_files_and_no_solutions(zips: dict[
     with zipfile.ZipFile(zips["ch01_autograder.zip"]) as archive:
         names = archive.namelist()
         assert {"setup.sh", "run_autograder", "autograder.json", "tools/grade_submissions.py"} <= set(names)
+        assert {"tools/grading_build.py", "tools/sandbox.py", "requirements-grading.txt"} <= set(names)
         assert "lib/transformerland/exercises/spec.py" in names
         assert "lib/transformerland/exercises/ch8.toml" in names, "the specs' data travels with their code"
         assert not [name for name in names if name.endswith(".ipynb")], "the instructor's chapter is not shipped"

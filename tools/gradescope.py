@@ -83,7 +83,10 @@ fi
 """
 
 #: What the grader needs of the repository, besides the chapter itself.
-TOOLS = ["__init__.py", "book.py", "exercises.py", "myst.py", "sandbox.py", "grade_submissions.py", "gradescope.py"]
+TOOLS = [
+    "__init__.py", "book.py", "exercises.py", "myst.py", "sandbox.py", "grading_build.py", "grade_submissions.py",
+    "gradescope.py",
+]  # fmt: skip
 
 
 def build(root: Path, out: Path, package: str = "transformerland.exercises") -> list[Path]:
