@@ -50,7 +50,8 @@ HOW_TO = """\
 The grader runs every submission in a bubblewrap sandbox, and bubblewrap was not found (or cannot start
 a sandbox here). Install it: `sudo apt-get install bubblewrap` (Debian, Ubuntu), `sudo dnf install
 bubblewrap` (Fedora), or grade inside a throwaway container or virtual machine that has it. Unprivileged
-users need user namespaces enabled (`sysctl kernel.unprivileged_userns_clone=1` on older Debian kernels).
+users need user namespaces enabled (`sysctl kernel.unprivileged_userns_clone=1` on older Debian kernels;
+on Ubuntu 24.04 and later, AppArmor must allow bwrap them: `sysctl kernel.apparmor_restrict_unprivileged_userns`).
 Only if the submissions are trusted, or you grade on a throwaway machine, run again with --unsafe: the
 submissions then run with your user's rights, your files and the network within their reach."""
 
