@@ -22,6 +22,8 @@ INSTALLED := $(VENV)/.installed-$(TORCH)
 PORT ?= 8000
 SUBMISSIONS ?= submissions
 GRADES ?= grades.csv
+# The chapter every submission answers (make grade CHAPTER=2); empty: each file's name (or checker calls) says.
+CHAPTER ?=
 # What stops a command at once, naming the missing prerequisite and how to install it (tools/prerequisites.py).
 NEED = $(SYSTEM_PYTHON) tools/prerequisites.py
 # $(call fetch_failed,what,from where): an install that could not reach its registry says what it was fetching.
@@ -29,7 +31,7 @@ fetch_failed = { echo "make $(if $(filter $(INSTALLED),$@),install,$@): could no
   "Connect, or point the tool at a mirror that has it (pip: index-url or find-links; npm: registry; apt: sources);" \
   "then run make again." >&2; exit 1; }
 
-.PHONY: install browser vendor book test test-fast test-chapters test-slow test-seeds colab-runtime serve bench bench-suite lint \
+.PHONY: install browser sandbox vendor book test test-fast test-chapters test-slow test-seeds colab-runtime serve bench bench-suite lint \
 	student handouts grade chapters tables prerequisites need-npm
 
 ## install: the project's environment .venv (made when missing), with the pinned dependencies of
@@ -62,7 +64,7 @@ need-npm:
 
 ## prerequisites: check everything make test needs from the machine, and say how to install what is missing.
 prerequisites:
-	@$(NEED) python venv npm chromium && echo "make: every prerequisite is there"
+	@$(NEED) python venv npm chromium bubblewrap && echo "make: every prerequisite is there"
 
 ## browser: what the browser tests need: Chromium (Debian's package, installed with root or sudo when
 ## missing; elsewhere the check names how to install it).
@@ -73,6 +75,17 @@ browser:
 	    $${SUDO#none} apt-get update -qq && $${SUDO#none} apt-get install -y -qq chromium >/dev/null \
 	    || $(call fetch_failed,Debian's chromium package,apt's sources); \
 	  else $(NEED) chromium; fi; }
+
+## sandbox: what grading needs: bubblewrap, the sandbox of every graded submission (Debian's package,
+## installed with root or sudo when missing; elsewhere the check names how to install it). The grading tests
+## of make test fail, never skip, on a machine where it cannot start a sandbox.
+sandbox:
+	@$(NEED) bubblewrap 2>/dev/null || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || { command -v sudo >/dev/null && echo sudo; } || echo none ); \
+	  if [ "$$SUDO" != none ] && command -v apt-get >/dev/null; then \
+	    $${SUDO#none} apt-get update -qq && $${SUDO#none} apt-get install -y -qq bubblewrap >/dev/null \
+	    || $(call fetch_failed,Debian's bubblewrap package,apt's sources); \
+	  else $(NEED) bubblewrap; fi; }
 
 ## vendor: the JavaScript the site serves itself, so that it works offline: MathJax (the formulas) and
 ## Vega, Vega-Lite and vega-embed (the interactive figures), versions pinned in sphinx_ext/, fetched
@@ -103,10 +116,11 @@ student: vendor
 handouts: $(INSTALLED)
 	$(PYTHON) -m tools.handouts
 
-## grade: run every notebook under $(SUBMISSIONS) and write the checkers' verdicts to $(GRADES),
-## e.g. make grade SUBMISSIONS=ch2 GRADES=ch2-grades.csv
+## grade: run every notebook under $(SUBMISSIONS), each in a sandbox, against chapter $(CHAPTER) and write
+## the verdicts to $(GRADES), one line per student on the screen:
+## make grade CHAPTER=2 SUBMISSIONS=ch2 GRADES=ch2-grades.csv (see book/instructors.md).
 grade: $(INSTALLED)
-	$(PYTHON) -m tools.grade_submissions $(SUBMISSIONS) --out $(GRADES)
+	$(PYTHON) -m tools.grade_submissions $(SUBMISSIONS) --out $(GRADES) $(if $(CHAPTER),--chapter $(CHAPTER))
 
 ## gradescope: one Gradescope autograder zip per chapter, gradescope/chNN_autograder.zip (built on the
 ## same sandboxed grading as `make grade`; see book/instructors.md).
@@ -124,7 +138,7 @@ STAGE = $(PYTHON) -m benchmarks.stage
 test:
 	@$(NEED) python venv npm
 	@mkdir -p test-artifacts
-	$(SYSTEM_PYTHON) -m benchmarks.stage --first install $(MAKE) --no-print-directory browser install vendor
+	$(SYSTEM_PYTHON) -m benchmarks.stage --first install $(MAKE) --no-print-directory browser sandbox install vendor
 	$(PYTHON) -m tools.colab_runtime > test-artifacts/colab-runtime.log 2>&1 &
 	$(STAGE) lint $(MAKE) --no-print-directory lint
 	$(STAGE) "fast tests" $(MAKE) --no-print-directory test-fast

@@ -33,3 +33,13 @@ def verdict(capsys: pytest.CaptureFixture[str]) -> Callable[[CheckResult | None]
         return Verdict(match["verdict"], out)
 
     return read
+
+
+@pytest.fixture(scope="session")
+def working_sandbox() -> None:
+    """Grading tests need a sandbox that starts: without one the test FAILS (it never skips), naming bubblewrap."""
+    from tools import sandbox
+
+    why = sandbox.problem()
+    if why:
+        pytest.fail(f"no working bubblewrap sandbox on this machine, so grading cannot be tested:\n{why}")

@@ -312,6 +312,18 @@ def test_the_fixture_student_edition_has_the_exercises_and_none_of_the_solutions
     assert not any(leaks.values()), f"solutions in the student edition: {leaks}"
     for shown_to_students in ["The last seat", "Your turn: Exercise 2.1", stubs.STUB_MARK, "check_ticket_label("]:
         assert squeeze(shown_to_students) in student
+    assert_downloads_are_handouts(MINIBOOK, tmp_path / "student" / "html")
+
+
+def assert_downloads_are_handouts(root: Path, html: Path) -> None:
+    """Every notebook the student site serves (its download button's ``_sources``) is the chapter's handout."""
+    served = sorted(html.rglob("*.ipynb"))
+    assert [p.name for p in served] == [p.name for p in book.chapters(root)], served
+    for path, chapter in zip(served, book.chapters(root), strict=True):
+        nb = book.read(path)
+        handout = handouts.handout(book.read(chapter))
+        assert nbformat.writes(nb) == nbformat.writes(handout), f"{path} is not the handout"
+        assert not hidden_assertions(nb) and not any(cell.get("outputs") for cell in nb.cells)
 
 
 @pytest.mark.slow
@@ -324,6 +336,10 @@ def test_the_student_edition_of_the_book_builds_without_any_solution(tmp_path: P
     leaks = {label: [p for p in pieces if p in student] for label, pieces in prints.items()}
     assert not any(leaks.values()), f"solutions in the student edition: {leaks}"
     assert all(prints.values()), f"solutions with no line distinctive enough to search for: {prints}"
+    assert_downloads_are_handouts(ROOT, tmp_path / "html")
+    for pattern in [pattern for patterns in KEY_VALUES.values() for pattern in patterns]:
+        served = "\n".join(p.read_text(encoding="utf-8") for p in (tmp_path / "html").rglob("*.ipynb"))
+        assert not re.search(pattern, served), f"the student site serves {pattern}"
 
 
 # --- the handouts ----------------------------------------------------------------------------------------
@@ -389,22 +405,32 @@ def test_the_real_handouts_hold_no_solution(tmp_path: Path):
 
 #: Answers that the chapters' hidden cells under exercises state (issue 23): none may reach a handout.
 KEY_VALUES = {
-    "01_why_order_matters.ipynb": [r'"running sum": \(.*, False\)', r'"layer norm": \(.*, True\)'],
+    "01_why_order_matters.ipynb": [
+        r'"running sum": \(.*, False\)',
+        r'"layer norm": \(.*, True\)',
+        r"assert_close\(counted\[:, 0\], 1 / torch\.arange",  # the answer to exercise 1.4
+    ],
     "02_sinusoidal.ipynb": [r"\(100\.0, 63\)", r"\(10\.0, 358\)"],
     "04_bert.ipynb": [r"31_?782_?912", r"3_?670_?016", r"524_?288"],
 }
 
 
 def hidden_assertions(nb: nbformat.NotebookNode) -> list[str]:
-    """Every assert statement of the notebook's hidden (remove-cell) cells, as ast.unparse writes it."""
+    """Every test of the notebook's hidden cells (an assert, an ``assert_close(…)`` call: the innermost statements
+    that hold one), as ast.unparse writes it."""
     found = []
     for cell in nb.cells:
-        if cell.cell_type == "code" and "remove-cell" in cell.metadata.get("tags", []):
+        if cell.cell_type == "code" and HIDING_TAGS & set(cell.metadata.get("tags", [])):
             try:
                 tree = ast.parse(cell.source)
             except SyntaxError:
                 continue
-            found += [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Assert)]
+            statements = [node for node in ast.walk(tree) if isinstance(node, ast.stmt) and handouts.is_test(node)]
+            found += [
+                ast.unparse(node)
+                for node in statements
+                if not any(inner is not node and inner in statements for inner in ast.walk(node))
+            ]
     return found
 
 
@@ -419,6 +445,10 @@ def test_the_real_handouts_hold_no_hidden_answer(tmp_path: Path):
         leaks = [a for a in asserted if a in shown_text]
         assert not leaks, f"{path.name}: hidden assertions in the handout: {leaks[:3]}"
         assert not hidden_assertions(handout)
+        tags = [cell.metadata.get("tags", []) for cell in handout.cells]
+        assert sum("setup" in t for t in tags) == 1, f"{path.name}: the handout must keep its set-up cell"
+        assert not [t for t in tags if "colab-badge" in t], f"{path.name}: the badge opens the full chapter"
+        assert "colab.research.google.com/github" not in nbformat.writes(handout)
         for pattern in KEY_VALUES.get(path.name, []):
             chapter_text = "\n".join(cell.source for cell in chapter.cells)
             assert re.search(pattern, chapter_text), f"{path.name}: {pattern} is not in the chapter: the test is blind"
@@ -528,13 +558,14 @@ def test_nothing_after_a_solution_uses_what_only_the_solution_defines(path: Path
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("working_sandbox")
 def test_the_grader_tabulates_a_right_and_a_wrong_submission(tmp_path: Path):
     """The command line, as `make grade` runs it; the cheats and bad files are in tests/test_grading.py."""
     grades = tmp_path / "grades.csv"
     specs = str(MINIBOOK / "specs")
     out = tool(
         "tools.grade_submissions", str(FIXTURES / "submissions"), "--out", str(grades), "--jobs", "2",
-        "--book", str(MINIBOOK), "--specs", specs,
+        "--book", str(MINIBOOK), "--specs", specs, "--chapter", "1",
     )  # fmt: skip
     rows = [(r["student"], r["exercise"], r["verdict"], r["hint"]) for r in csv.DictReader(grades.open())]
     assert rows == [
@@ -544,7 +575,9 @@ def test_the_grader_tabulates_a_right_and_a_wrong_submission(tmp_path: Path):
         ("bob", "ex-1-1", "NOT YET", "seats are numbered from 0, so the last of n seats is n - 1."),
         ("bob", "ex-1-3", "NOT YET", "replace the stub's body with your code."),
     ]
-    assert "alice: 2 of 2 passed" in out.stdout and "bob: 0 of 2 passed" in out.stdout
+    assert out.stdout.splitlines()[0] == "grading chapter 1 (01_counting.ipynb): ex-1-1, ex-1-3"
+    assert "alice (alice.ipynb, chapter 1): 2 of 2 passed" in out.stdout
+    assert "bob (bob.ipynb, chapter 1): 0 of 2 passed" in out.stdout
 
 
 def test_saved_chapters_keep_a_progress_bars_last_state_only():

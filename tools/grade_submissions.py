@@ -1,14 +1,15 @@
 """Grade a folder of submitted notebooks, each in a sandbox of its own; write one CSV row per student and exercise.
 
-For each ``*.ipynb`` under FOLDER:
+For each file under FOLDER whose name ends in ``.ipynb`` (in any case):
 
-1. the chapter it answers is found (``--chapter``; else the chapter whose file name it has; else the chapter
-   whose checkers its code calls most), and the exercises expected are read from the **instructor's** copy of
-   that chapter (``--book``), never from the submission;
-2. its code cells run in a bubblewrap sandbox (:mod:`tools.sandbox`): no network, a read-only Python and
-   library, nothing else of this machine, limits on time, memory and output; then, still inside, each
-   exercise's function is called on **hidden** cases (its spec's cases for a seed drawn for this run) and the
-   answers come back as data;
+1. the chapter it answers is the instructor's choice (``--chapter``, ``make grade CHAPTER=2``; without it, the
+   chapter whose file name it has, else the chapter whose checkers its code calls most), and the exercises
+   expected are read from the **instructor's** copy of that chapter (``--book``), never from the submission;
+2. its code cells run in a bubblewrap sandbox (:mod:`tools.sandbox`): no network, a read-only Python and the
+   chapter's grading build of the library (:mod:`tools.grading_build`: no exercise's reference in it), nothing
+   else of this machine, limits on time, memory, processes and output; then, still inside, each exercise's
+   function is called on **hidden** cases (its spec's cases for a seed drawn for this run) and the answers
+   come back as data;
 3. here, in the grader's own process, each exercise's declaration (:mod:`transformerland.exercises.exercise`) compares
    the answers with the reference computed here and decides. Printed text never counts.
 
@@ -17,7 +18,9 @@ The CSV has one row per submission and expected exercise, whatever happened to t
     student, notebook, exercise, verdict, message, hint, points
 
 ``verdict`` is ``PASSED``, ``NOT YET`` (the message says what is wrong, the hint how to fix it) or ``ERROR``
-(the notebook could not be read, timed out, ran out of memory, or the kernel died: the message says which).
+(the notebook could not be read, is a symbolic link, timed out, ran out of memory, or the kernel died: the
+message says which). Every submission gets its rows, whatever text it holds: fields are written with any
+character that is not UTF-8 escaped (``\\udcff``), at most :data:`FIELD_LIMIT` characters each.
 Rows are appended to ``OUT.partial`` as each submission is graded (a crash keeps what was done), and OUT is
 written in one atomic step at the end. A field starting with ``=``, ``+``, ``-`` or ``@`` gets a leading
 apostrophe, so that a spreadsheet shows it as text instead of running it as a formula.
@@ -25,13 +28,14 @@ apostrophe, so that a spreadsheet shows it as text instead of running it as a fo
 The student is the first folder under FOLDER (``FOLDER/alice/ch2.ipynb``), or, for a notebook directly in
 FOLDER, its file name (``FOLDER/alice.ipynb``).
 
-    python -m tools.grade_submissions FOLDER [--out grades.csv] [--chapter N] [--timeout 900] [--jobs 1]
+    python -m tools.grade_submissions FOLDER [--out grades.csv] [--chapter N] [--timeout 300] [--jobs 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import csv
 import importlib
 import json
@@ -50,13 +54,18 @@ from transformerland.exercises.exercise import Exercise
 
 from tools import book
 from tools.exercises import checker_called, checkers, gates
-from tools.sandbox import NoSandbox, command, run_job
+from tools.grading_build import Builds
+from tools.sandbox import problem, run_job
 
 COLUMNS = ["student", "notebook", "exercise", "verdict", "message", "hint", "points"]
 #: The largest notebook read (bytes): a bigger file is an ERROR row, not a grader out of memory.
 SIZE_LIMIT = 50 * 2**20
 #: Characters a spreadsheet reads as the start of a formula.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: The most characters of one CSV field (a message a submission made can be any size).
+FIELD_LIMIT = 2000
+#: Seconds a whole submission may run, and one of its cells, by default (the instructor's guide says so).
+TIMEOUT, CELL_TIMEOUT = 300, 120
 
 
 class Unreadable(ValueError):
@@ -119,7 +128,7 @@ def code_cells(path: Path) -> list[str]:
     encoding = next((name for bom, name in boms.items() if raw.startswith(bom)), "utf-8")
     try:
         data = json.loads(raw.decode(encoding))
-    except (UnicodeDecodeError, ValueError) as error:
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
         raise Unreadable(f"the file is not a notebook (not JSON: {str(error)[:80]})") from None
     cells = data.get("cells") if isinstance(data, dict) else None
     if not isinstance(cells, list):
@@ -128,7 +137,8 @@ def code_cells(path: Path) -> list[str]:
     for cell in cells:
         if isinstance(cell, dict) and cell.get("cell_type") == "code":
             source = cell.get("source", "")
-            source = "".join(source) if isinstance(source, list) else source
+            if isinstance(source, list):  # only its lines of text: a number there is not code
+                source = "".join(line for line in source if isinstance(line, str))
             sources.append(source if isinstance(source, str) else "")
     return sources
 
@@ -140,7 +150,7 @@ def chapter_of(path: Path, cells: list[str] | None, chapters: list[Chapter]) -> 
             return chapter
     if not cells:
         return chapters[0] if len(chapters) == 1 else None
-    called = [checker_called(source) for source in cells]
+    called = [_checker_called(source) for source in cells]
     scores = {
         chapter.number: sum(
             name in {spec.checker for spec in chapter.expected.values() if spec} for name in called if name
@@ -150,6 +160,13 @@ def chapter_of(path: Path, cells: list[str] | None, chapters: list[Chapter]) -> 
     best = max(scores.values(), default=0)
     winners = [chapter for chapter in chapters if scores[chapter.number] == best]
     return winners[0] if best > 0 and len(winners) == 1 else (chapters[0] if len(chapters) == 1 else None)
+
+
+def _checker_called(source: str) -> str | None:
+    try:
+        return checker_called(source)
+    except (ValueError, RecursionError, MemoryError):  # a cell too odd to parse calls no checker
+        return None
 
 
 # --- one submission ---------------------------------------------------------------------------------------
@@ -207,41 +224,76 @@ def grade(
     chapters: list[Chapter],
     *,
     seed: int,
-    timeout: int = 900,
-    cell_timeout: int = 120,
+    timeout: int = TIMEOUT,
+    cell_timeout: int = CELL_TIMEOUT,
     memory_mb: int = 8192,
     unsafe: bool = False,
     forced: Chapter | None = None,
     threads: int | None = None,
+    builds: Builds | None = None,
 ) -> list[dict[str, str]]:
     """Grade one submission: one row per exercise its chapter expects (one row if its chapter is unknown).
 
-    ``threads``: torch's threads in the sandbox (default: every core, for one submission at a time).
+    ``forced``: the chapter the instructor asked for (else found per file, :func:`chapter_of`); ``threads``:
+    torch's threads in the sandbox (default: every core, for one submission at a time); ``builds``: the
+    batch's grading builds (default: one made for this submission). Never raises: whatever goes wrong with
+    the file or the grader gets ERROR rows.
     """
     student, notebook = student_of(path, folder), str(path.relative_to(folder))
-    problem, cells = "", None
+    chapter = forced
     try:
+        if path.is_symlink():
+            chapter = chapter or chapter_of(path, None, chapters)
+            raise Unreadable("refused: it is a symbolic link, not a notebook; upload the notebook itself")
+        if not path.is_file():
+            chapter = chapter or chapter_of(path, None, chapters)
+            raise Unreadable("refused: it is not a regular file")
         cells = code_cells(path)
+        chapter = chapter or chapter_of(path, cells, chapters)
+        if chapter is None:
+            raise Unreadable("could not tell which chapter it answers: name it like the chapter or pass --chapter")
+        with contextlib.ExitStack() as stack:
+            if builds is None:
+                builds = stack.enter_context(Builds())
+            rows = _graded(chapter, cells, student, notebook, seed, timeout, cell_timeout, memory_mb, unsafe,
+                           threads, builds)  # fmt: skip
+        return rows
     except (Unreadable, OSError) as error:
-        problem = str(error)
-    chapter = forced or chapter_of(path, cells, chapters)
-    if chapter is None:
-        why = problem or "could not tell which chapter it answers: name it like the chapter or pass --chapter"
-        return [_row(student, notebook, "", "ERROR", why, "", 0)]
+        why = str(error)
+    except Exception as error:  # a fault of the grader's on this file costs this file only, with a row each
+        why = f"the grader failed on this file ({type(error).__name__}: {error})"
+    labels = list(chapter.expected) if chapter is not None else [""]
+    return [_row(student, notebook, label, "ERROR", why, "", 0) for label in labels]
+
+
+def _graded(
+    chapter: Chapter,
+    cells: list[str],
+    student: str,
+    notebook: str,
+    seed: int,
+    timeout: int,
+    cell_timeout: int,
+    memory_mb: int,
+    unsafe: bool,
+    threads: int | None,
+    builds: Builds,
+) -> list[dict[str, str]]:
+    """The rows of a readable submission of ``chapter``: its cells run in a sandbox, its answers decided here."""
     outcome = None
-    if not problem:
-        try:
-            sent = job(chapter, cells or [], seed, cell_timeout)
-        except Exception as error:  # a fault in the instructor's specs: every row says so, and the batch goes on
-            problem = f"the grader could not make this chapter's cases ({type(error).__name__}: {error})"
-        else:
-            outcome = run_job(sent, timeout, memory_mb, unsafe, threads or os.cpu_count() or 1)
-            problem = outcome.problem
+    try:
+        sent = job(chapter, cells, seed, cell_timeout)
+    except Exception as error:  # a fault in the instructor's specs: every row says so, and the batch goes on
+        problem = f"the grader could not make this chapter's cases ({type(error).__name__}: {error})"
+    else:
+        library = builds.package(chapter.number, chapter.expected.values())
+        outcome = run_job(sent, timeout, memory_mb, unsafe, threads or os.cpu_count() or 1, library=library)
+        problem = outcome.problem
     result = outcome.result if outcome is not None else None
     tensors: dict = {}
     if result is not None:
         try:
-            tensors = from_bytes(result.get("tensors", ""))
+            tensors = from_bytes(result.get("tensors", "") if isinstance(result, dict) else "")
         except Exception:  # safetensors refuses what it did not write: the sandbox's answers are unusable
             problem, result = "its answers came back garbled (not safetensors)", None
     rows = []
@@ -259,8 +311,19 @@ def grade(
 
 
 def _row(*fields: Any) -> dict[str, str]:
-    shown = [f"{field:g}" if isinstance(field, float) else str(field) for field in fields]
+    shown = [f"{field:g}" if isinstance(field, float) else _text(field) for field in fields]
     return dict(zip(COLUMNS, [safe(field) for field in shown], strict=True))
+
+
+def _text(value: Any) -> str:
+    """``value`` as a field any CSV and terminal can hold: characters that are not UTF-8 (lone surrogates, from
+    a message or a file name) escaped, no NUL, at most :data:`FIELD_LIMIT` characters."""
+    try:
+        text = value if isinstance(value, str) else str(value)
+    except Exception:  # an object whose str() fails
+        text = f"<{type(value).__name__}>"
+    text = text[:FIELD_LIMIT].encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+    return text[:FIELD_LIMIT]
 
 
 def safe(field: str) -> str:
@@ -272,49 +335,79 @@ def safe(field: str) -> str:
 
 
 def submissions(folder: Path) -> list[Path]:
-    """Every notebook under ``folder``, in order (checkpoints skipped)."""
-    paths = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts and p.is_file())
+    """Every file under ``folder`` that could be a notebook (``*.ipynb`` in any case), in order, checkpoints
+    skipped; symbolic links are listed (they get an ERROR row) but never followed."""
+    paths = []
+    for top, folders, files in os.walk(folder, followlinks=False):
+        folders[:] = sorted(name for name in folders if name != ".ipynb_checkpoints")
+        here = Path(top)
+        paths += [here / name for name in folders if (here / name).is_symlink()]  # a linked folder: refused
+        paths += [here / name for name in files if name.lower().endswith(".ipynb")]
     if not paths:
         raise ValueError(f"no notebooks (*.ipynb) under {folder}: point FOLDER at the submissions.")
-    return paths
+    return sorted(paths)
 
 
 def write_csv(rows: Iterable[dict[str, str]], out: Path) -> None:
     """Write ``rows`` to ``out`` in one atomic step (a temporary file beside it, then renamed)."""
     handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    with os.fdopen(handle, "w", newline="", encoding="utf-8") as file:
+    with os.fdopen(handle, "w", newline="", encoding="utf-8", errors="backslashreplace") as file:
         writer = csv.DictWriter(file, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
     os.replace(temporary, out)
 
 
-def grade_folder(folder: Path, out: Path, chapters: list[Chapter], *, jobs: int = 1, **options: Any) -> list[dict]:
+def grade_folder(
+    folder: Path, out: Path, chapters: list[Chapter], *, jobs: int = 1, forced: Chapter | None = None, **options: Any
+) -> list[dict]:
     """Grade every submission under ``folder``, ``jobs`` at a time; rows go to ``out.partial`` as they come."""
     paths = submissions(folder)
     partial = out.with_name(out.name + ".partial")
     done: dict[Path, list[dict[str, str]]] = {}
-    with partial.open("w", newline="", encoding="utf-8") as file:
+    with (
+        Builds() as builds,
+        partial.open("w", newline="", encoding="utf-8", errors="backslashreplace") as file,
+        ThreadPoolExecutor(max(1, jobs)) as pool,
+    ):
         writer = csv.DictWriter(file, fieldnames=COLUMNS)
         writer.writeheader()
-        with ThreadPoolExecutor(max(1, jobs)) as pool:
-            threads = max(1, (os.cpu_count() or 1) // max(1, jobs))  # the cores shared by the submissions at once
-            futures = {pool.submit(grade, path, folder, chapters, threads=threads, **options): path for path in paths}
-            for future in as_completed(futures):
-                try:
-                    rows = future.result()
-                except Exception as error:  # a bug of the grader's on one file costs that file only
-                    path = futures[future]
-                    rows = [
-                        _row(student_of(path, folder), path.relative_to(folder), "", "ERROR", f"grader: {error}", "", 0)
-                    ]
-                done[futures[future]] = rows
-                writer.writerows(rows)
-                file.flush()
+        threads = max(1, (os.cpu_count() or 1) // max(1, jobs))  # the cores shared by the submissions at once
+        futures = {
+            pool.submit(grade, path, folder, chapters, threads=threads, builds=builds, forced=forced, **options): path
+            for path in paths
+        }
+        for future in as_completed(futures):
+            path = futures[future]
+            try:
+                rows = future.result()
+            except Exception as error:  # grade() never raises; a bug of the grader's on one file costs that file
+                labels = list(forced.expected) if forced is not None else [""]
+                rows = [
+                    _row(student_of(path, folder), path.relative_to(folder), label, "ERROR", f"grader: {error}", "", 0)
+                    for label in labels
+                ]
+            done[path] = rows
+            writer.writerows(rows)
+            file.flush()
     rows = [row for path in paths for row in done[path]]
     write_csv(rows, out)
     partial.unlink()
     return rows
+
+
+def summary(rows: list[dict[str, str]]) -> list[str]:
+    """One line per submission: the student, the notebook, what passed, and why the others did not."""
+    lines = []
+    for key in dict.fromkeys((row["student"], row["notebook"]) for row in rows):
+        mine = [row for row in rows if (row["student"], row["notebook"]) == key]
+        passed = sum(row["verdict"] == "PASSED" for row in mine)
+        errors = [row["message"] for row in mine if row["verdict"] == "ERROR"]
+        why = f"; ERROR: {errors[0][:100]}" if errors else ""
+        numbers = {row["exercise"].split("-")[1] for row in mine if row["exercise"].count("-") == 2}
+        chapter = f"chapter {numbers.pop()}" if len(numbers) == 1 else "no chapter"
+        lines.append(f"{key[0]} ({key[1]}, {chapter}): {passed} of {len(mine)} passed{why}")
+    return lines
 
 
 def main() -> None:
@@ -324,22 +417,27 @@ def main() -> None:
     parser.add_argument("--book", type=Path, default=book.ROOT, help="the instructor's book (default: here)")
     parser.add_argument("--specs", default="transformerland.exercises", help="where the chapters' specs are")
     parser.add_argument("--chapter", type=int, help="the chapter every submission answers (default: found per file)")
-    parser.add_argument("--timeout", type=int, default=900, help="seconds a whole submission may run (default: 900)")
-    parser.add_argument("--cell-timeout", type=int, default=120, help="seconds one cell may run (default: 120)")
+    parser.add_argument(
+        "--timeout", type=int, default=TIMEOUT, help=f"seconds a whole submission may run (default: {TIMEOUT})"
+    )
+    parser.add_argument(
+        "--cell-timeout", type=int, default=CELL_TIMEOUT, help=f"seconds one cell may run (default: {CELL_TIMEOUT})"
+    )
     parser.add_argument("--memory", type=int, default=8192, help="MB of memory a submission may use (default: 8192)")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded at the same time (default: 1)")
     parser.add_argument("--seed", type=int, help="the seed of the hidden cases (default: drawn afresh, kept secret)")
     parser.add_argument("--unsafe", action="store_true", help="run without a sandbox (trusted submissions only)")
     args = parser.parse_args()
-    if not args.unsafe:
-        try:
-            command()
-        except NoSandbox as error:
-            sys.exit(str(error))
+    if not args.unsafe and (why := problem()):
+        sys.exit(why)
     chapters = instructor_chapters(args.book, args.specs)
     forced = next((c for c in chapters if c.number == args.chapter), None)
     if args.chapter is not None and forced is None:
         sys.exit(f"--chapter {args.chapter}: the book at {args.book} has no such chapter.")
+    if forced is not None:
+        print(f"grading chapter {forced.number} ({forced.path.name}): {', '.join(forced.expected)}")
+    else:
+        print("grading each notebook against the chapter its file name (or checker calls) names; --chapter N fixes one")
     seed = args.seed if args.seed is not None else 1 + secrets.randbelow(2**31)
     rows = grade_folder(
         args.folder,
@@ -353,10 +451,8 @@ def main() -> None:
         unsafe=args.unsafe,
         forced=forced,
     )
-    for student in dict.fromkeys(row["student"] for row in rows):
-        mine = [row for row in rows if row["student"] == student]
-        passed = sum(row["verdict"] == "PASSED" for row in mine)
-        print(f"{student}: {passed} of {len(mine)} passed")
+    for line in summary(rows):
+        print(line)
     print(f"wrote {args.out}")
 
 

@@ -56,34 +56,66 @@ def _names(tree: ast.AST, context: type) -> set[str]:
     return found
 
 
-def without_answers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """``nb`` without the hidden assertions: the answers that the chapters' ``remove-cell`` cells check.
+#: Tags of the cells the site never shows (or shows folded) and Jupyter and Colab show: where tests hide.
+HIDDEN_TAGS = ("remove-cell", "remove-input", "hide-cell", "hide-input", "hide-output")
+#: The tag of a chapter's set-up cell: hidden on the site, kept in every handout (it installs the library).
+SETUP_TAG = "setup"
+#: The tag of the "Open in Colab" badge: it opens the repository's full chapter, so no handout keeps it.
+BADGE_TAG = "colab-badge"
 
-    The site never shows a ``remove-cell`` cell, but Jupyter and Colab show every cell of a handout, and an
-    assertion under an exercise states its answer. In a hidden cell that asserts, every top-level statement
-    holding an ``assert`` goes; the rest stays only where a later cell reads a name it binds (without its
-    comments), and the cell goes entirely otherwise.
+
+def is_test(node: ast.AST) -> bool:
+    """Whether ``node`` holds test code: an ``assert``, a call of an ``assert…`` function (``assert_close``,
+    ``torch.testing.…``), a ``raise AssertionError``."""
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Assert):
+            return True
+        if isinstance(inner, ast.Call):
+            name = ast.unparse(inner.func)
+            if name.split(".")[-1].startswith("assert") or ".testing." in f".{name}.":
+                return True
+        if isinstance(inner, ast.Raise) and inner.exc is not None and "AssertionError" in ast.unparse(inner.exc):
+            return True
+    return False
+
+
+def without_answers(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` without its hidden tests, the answers that the chapters' hidden cells check, and its Colab badge.
+
+    The site never shows a ``remove-cell`` cell, but Jupyter and Colab show every cell of a handout, and a
+    test under an exercise states its answer. In a hidden code cell (:data:`HIDDEN_TAGS`) that holds test
+    code (:func:`is_test`), every top-level statement holding test code goes; the rest stays only where a
+    later cell reads a name it binds (without its comments), and the cell goes entirely otherwise. The
+    set-up cell (tag ``setup``) always stays; the Colab badge (tag ``colab-badge``) always goes: it opens the
+    repository's full chapter, solutions and tests included.
     """
     nb = copy.deepcopy(nb)
+    nb.cells = [cell for cell in nb.cells if BADGE_TAG not in cell.metadata.get("tags", [])]
     trees = []
     for cell in nb.cells:
         try:
             trees.append(ast.parse(cell.source) if cell.cell_type == "code" else None)
-        except SyntaxError:  # IPython magics: a cell that neither asserts nor binds what we track
+        except SyntaxError:  # IPython magics: a cell that neither tests nor binds what we track
             trees.append(None)
     cells = []
     for index, (cell, tree) in enumerate(zip(nb.cells, trees, strict=True)):
-        hidden = "remove-cell" in cell.metadata.get("tags", [])
-        if not hidden or tree is None or not any(isinstance(node, ast.Assert) for node in ast.walk(tree)):
+        tags = cell.metadata.get("tags", [])
+        hidden = SETUP_TAG not in tags and any(tag in HIDDEN_TAGS for tag in tags)
+        if not hidden or tree is None or not is_test(tree):
             cells.append(cell)
             continue
         later = set().union(*(_names(t, ast.Load) for t in trees[index + 1 :] if t is not None))
-        kept = [node for node in tree.body if not any(isinstance(n, ast.Assert) for n in ast.walk(node))]
+        kept = [node for node in tree.body if not is_test(node)]
         if kept and set().union(*(_names(node, ast.Store) for node in kept)) & later:
             cell.source = "\n".join(ast.unparse(node) for node in kept)
             cells.append(cell)
     nb.cells = cells
     return nb
+
+
+def handout(chapter: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The handout of a chapter: its student notebook (stubs, no solutions, no outputs) without answers."""
+    return without_answers(student_notebook(chapter, handout=True))
 
 
 def write(root: Path, out: Path) -> list[Path]:
@@ -94,7 +126,7 @@ def write(root: Path, out: Path) -> list[Path]:
     written = []
     for path in chapters(root):
         target = folder / path.name
-        nbformat.write(without_answers(student_notebook(read(path), handout=True)), target)
+        nbformat.write(handout(read(path)), target)
         written.append(target)
     with zipfile.ZipFile(out / "handouts.zip", "w", zipfile.ZIP_DEFLATED) as archive:
         for target in written:

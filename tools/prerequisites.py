@@ -91,6 +91,15 @@ CHECKS = {
         "sudo apt-get install chromium (Ubuntu: sudo snap install chromium); then make test",
         "brew install --cask chromium; then make test",
     ),
+    "bubblewrap": (
+        lambda: shutil.which("bwrap") is not None,
+        lambda: (
+            "bubblewrap (bwrap), the sandbox every graded submission runs in (make grade, and the grading tests"
+            " of make test); make sandbox installs Debian's package when it can use root or sudo"
+        ),
+        "sudo apt-get install bubblewrap; then make test",
+        "none: bubblewrap is Linux's; grade (and run the grading tests) in a Linux virtual machine or container",
+    ),
 }
 
 

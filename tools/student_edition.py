@@ -7,8 +7,13 @@ out, checker outputs are cleared), and the configuration is changed in three way
 * sphinx-exercise's ``hide_solutions: True``, which drops any ``solution`` directive still left in a page;
 * notebook execution off: the site shows the committed outputs, so the build takes a minute or two instead
   of running every chapter again (``make book`` and ``make test`` prove that they run);
-* no launch buttons: they would open the repository's notebooks, solutions included. Students download a
-  chapter's notebook (stubs included) from the page, or get the handouts (``python -m tools.handouts``).
+* no launch buttons: they would open the repository's notebooks, solutions and hidden tests included.
+
+And the page's download button serves the chapter's **handout** (:func:`tools.handouts.handout`: stubs, no
+solution, no hidden test, no Colab badge, no outputs), written over the notebook the build copies into
+``_sources``, which still holds the hidden cells that test the answers. A student opens it in Jupyter, or in
+Colab with *File, Upload notebook*. (No Colab link is offered: one would need the handouts published at a
+public address, and the chapters' own badge opens the repository's full notebook.)
 
 ``hide_solutions`` alone is not enough: sphinx-exercise 1.2 then drops ``solution-start`` but keeps the gated
 code cells, and fails on the ``solution-end`` left without its start.
@@ -28,6 +33,7 @@ import nbformat
 import yaml
 
 from tools.book import ROOT, chapters, pages, read
+from tools.handouts import handout
 from tools.stubs import student_notebook
 
 IGNORED = shutil.ignore_patterns("_build", ".ipynb_checkpoints", "__pycache__")
@@ -69,15 +75,21 @@ def build(root: Path, out: Path) -> Path:
         source = Path(folder)
         config = student_config(copy_sources(root, source))
         (source / "_config.yml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False))
-        for path in chapters(source):
-            nbformat.write(student_notebook(read(path), handout=False), path)
+        originals = {path: read(path) for path in chapters(source)}
+        for path, nb in originals.items():
+            nbformat.write(student_notebook(nb, handout=False), path)
         command = ["jupyter-book", "build", str(source), "-W", "-n", "--keep-going"]
         run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode:  # the log names the temporary copy, which is gone once this returns
             raise RuntimeError(f"the student edition did not build:\n{run.stdout[-20000:]}{run.stderr[-20000:]}")
+        built = source / "_build" / "html"
+        for path, nb in originals.items():  # the download button's notebook: the handout, nothing more
+            served = built / "_sources" / path.relative_to(source)
+            if served.exists():
+                nbformat.write(handout(nb), served)
         html = out / "html"
         shutil.rmtree(html, ignore_errors=True)
-        shutil.copytree(source / "_build" / "html", html)
+        shutil.copytree(built, html)
     return html
 
 
