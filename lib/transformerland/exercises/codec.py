@@ -59,8 +59,10 @@ class Answer:
 
 
 def _raised(error: BaseException) -> Answer:
-    where = traceback.extract_tb(error.__traceback__)[-1] if error.__traceback__ else None
-    line, lineno = (where.line or "", where.lineno or 0) if where else ("", 0)
+    """The raise as data, with the last line of the student's own code it passed through (none when the call
+    itself failed, a wrong signature say)."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename != __file__]
+    line, lineno = (frames[-1].line or "", frames[-1].lineno or 0) if frames else ("", 0)
     return Answer(raised=type(error).__name__, message=str(error)[:500], line=line[:200], lineno=lineno)
 
 

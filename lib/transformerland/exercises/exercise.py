@@ -89,6 +89,7 @@ def call(*args: Any, feeds: Sequence[Any] | None = None, **kwargs: Any) -> Call:
 
 
 def _show(value: Any) -> str:
+    """A value in a verdict: a tensor as its shape, anything else as its repr."""
     shape = getattr(value, "shape", None)
     return f"<tensor {tuple(shape)}>" if shape is not None else repr(value)
 
@@ -398,8 +399,10 @@ class Exercise:
         if answer.raised == "NotImplementedError":
             return "", Slip(says="the function is not written yet (it raised NotImplementedError).")
         if answer.raised:
-            line = f" (line {answer.lineno}: {answer.line.strip()})" if answer.line else ""
-            return f"it raised {answer.raised}: {answer.message}", Slip(says=f"look at where it raised{line}.")
+            where = f"look at where it raised (line {answer.lineno}: {answer.line.strip()})."
+            if not answer.line:  # the call itself failed: the function does not take these arguments
+                where = "the call itself failed: compare your function's parameters with the handout's."
+            return f"it raised {answer.raised}: {answer.message}", Slip(says=where)
         if answer.after is not None and not self.mutates:
             return "", Slip(says="it changed the arguments it was given: compute the result in a new tensor.")
         expected = self._expected(one)
@@ -472,7 +475,7 @@ def _filled(text: str, reference: Callable[..., Any], one: Call, hidden: bool) -
     try:
         named = inspect.signature(reference).bind(*one.args, **one.kwargs)
         named.apply_defaults()
-        fields = {k: (k if hidden else v) for k, v in named.arguments.items()}
+        fields = {k: k if hidden else _show(v) if hasattr(v, "shape") else v for k, v in named.arguments.items()}
     except (TypeError, ValueError):
         fields = {}
     return text.format_map(_Missing(fields))
