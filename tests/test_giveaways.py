@@ -7,14 +7,16 @@ in its statement, or the handout shows one in code (:mod:`tools.giveaways` says 
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
 
-from tools.book import ROOT, chapters, read
+from tools.book import ROOT, chapter_number, chapters, read
 from tools.facts import facts
-from tools.giveaways import found, giveaways
+from tools.giveaways import found, giveaways, hint_giveaways
 
 CHAPTERS = chapters(ROOT)
 
@@ -24,6 +26,24 @@ def test_no_answer_above_its_exercise(path: Path) -> None:
     nb = read(path)
     problems = giveaways(nb, facts(path, nb).answers)
     assert not problems, f"{path.name}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda path: path.stem)
+def test_no_checker_hint_holds_an_answer(path: Path) -> None:
+    """Only chapters that declare answers: their exercise module must import (a declared answer is checked)."""
+    answers = facts(path).answers
+    if not answers:
+        pytest.skip(f"{path.stem} declares no answers")
+    chapter = importlib.import_module(f"transformerland.exercises.ch{chapter_number(path)}")
+    problems = hint_giveaways(getattr(chapter, "EXERCISES", []), answers)
+    assert not problems, f"{path.name}:\n" + "\n".join(problems)
+
+
+def test_a_hint_that_holds_an_answer_is_named() -> None:
+    spec = SimpleNamespace(label="ex-9-1", texts=lambda: ["look at the exponent.", "the answer is 12 turns."])
+    assert hint_giveaways([spec], {"ex-9-1": ("12",), "ex-9-2": ("7",)}) == [
+        "ex-9-1: its answer '12' appears in its checker's hint 'the answer is 12 turns.'."
+    ]
 
 
 def _chapter(*cells: nbformat.NotebookNode) -> nbformat.NotebookNode:

@@ -8,6 +8,8 @@ short phrases. A fact *gives the exercise away* when the page shows it before th
   their text outputs and the text of their HTML (scripts and tags left out). Visible code is the lesson, so
   its source is not searched; the cells the site removes (``remove-cell``) and the outputs it removes
   (``remove-output``) are not on the page;
+* **in a checker's hints**: every text a coding exercise's checker can show (its slips' ``says`` and ``then``,
+  :meth:`transformerland.exercises.exercise.Exercise.texts`), since a first wrong try shows them;
 * **in the handout, anywhere**: the source of a hidden cell that the handout keeps
   (:func:`tools.handouts.without_answers` drops only the statements that ``assert``, so a call such as
   ``torch.testing.assert_close(...)`` stays and states its answer), and the stub of the exercise's own
@@ -21,7 +23,9 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import nbformat
 
@@ -119,4 +123,19 @@ def giveaways(nb: nbformat.NotebookNode, answers: dict[str, tuple[str, ...]]) ->
             for place in places:
                 if found(fact, place.text):
                     problems.append(f"{label}: its answer {fact!r} appears in {place.where}.")
+    return problems
+
+
+def hint_giveaways(exercises: Iterable[Any], answers: dict[str, tuple[str, ...]]) -> list[str]:
+    """One line for each fact of ``answers`` that a hint of its exercise's checker holds.
+
+    ``exercises`` are the chapter's declarations (``EXERCISES`` of its module): anything with a ``label`` and
+    a ``texts()`` that lists every hint its checker can give.
+    """
+    problems = []
+    for spec in exercises:
+        for fact in answers.get(spec.label, ()):
+            for text in spec.texts():
+                if found(fact, text):
+                    problems.append(f"{spec.label}: its answer {fact!r} appears in its checker's hint {text!r}.")
     return problems
