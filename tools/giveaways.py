@@ -85,17 +85,20 @@ def site_above(nb: nbformat.NotebookNode, label: str) -> list[Shown]:
     return []
 
 
-def handout_code(nb: nbformat.NotebookNode, label: str) -> list[Shown]:
-    """The code a handout shows that the site does not: hidden cells it keeps, and ``label``'s own stubs."""
+def handout_code(nb: nbformat.NotebookNode) -> dict[str, list[Shown]]:
+    """The code a handout shows that the site does not, by exercise label (``""``: for every exercise).
+
+    The hidden cells the handout keeps count against every exercise; a stub counts against its own exercise.
+    """
     handout = without_answers(student_notebook(nb, handout=True))
-    shown = []
+    shown: dict[str, list[Shown]] = {"": []}
     for index, cell in enumerate(handout.cells):
         if cell.cell_type != "code":
             continue
         if "remove-cell" in _tags(cell):
-            shown.append(Shown(f"handout cell {index} (a hidden cell the handout keeps)", cell.source))
-        elif STUB_MARK in cell.source and f'"{label}:' in cell.source:
-            shown.append(Shown(f"handout cell {index} ({label}'s stub)", cell.source))
+            shown[""].append(Shown(f"handout cell {index} (a hidden cell the handout keeps)", cell.source))
+        elif STUB_MARK in cell.source and (label := re.search(r'"(ex-\d+-\d+): ', cell.source)):
+            shown.setdefault(label[1], []).append(Shown(f"handout cell {index} ({label[1]}'s stub)", cell.source))
     return shown
 
 
@@ -113,12 +116,13 @@ def found(fact: str, text: str) -> bool:
 def giveaways(nb: nbformat.NotebookNode, answers: dict[str, tuple[str, ...]]) -> list[str]:
     """One line for each fact of ``answers`` that the chapter ``nb`` shows before its exercise is answered."""
     problems = []
+    handout = handout_code(nb) if answers else {}
     for label, facts in answers.items():
         places = site_above(nb, label)
         if not places:
             problems.append(f"{label}: the chapter declares its answers, but has no exercise with that label.")
             continue
-        places += handout_code(nb, label)
+        places += handout[""] + handout.get(label, [])
         for fact in facts:
             for place in places:
                 if found(fact, place.text):
