@@ -1,4 +1,4 @@
-"""The chapter 1 checker: the reference passes, the usual mistakes fail with the hint that names them."""
+"""Chapter 1's exercise: the reference passes, typical slips are named, and hints grow in two stages."""
 
 from __future__ import annotations
 
@@ -6,112 +6,113 @@ import math
 
 import pytest
 import torch
-from transformerland.exercises import VERDICT_PATTERN
-from transformerland.exercises.ch1 import check_single_head_attention
+from transformerland.attention import causal_mask, single_head_attention
+from transformerland.exercises import exercise
+from transformerland.exercises.ch1 import SINGLE_HEAD_ATTENTION, check_single_head_attention
 
 
-def reference(x, w_q, w_k, w_v):
+@pytest.fixture(autouse=True)
+def fresh_stages():
+    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
+    exercise._SEEN.clear()
+
+
+def attention(x, w_q, w_k, w_v, mask=None, *, mistake=None):
+    """A student's head, with one typical mistake switched on."""
     q, k, v = x @ w_q, x @ w_k, x @ w_v
-    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1) @ v
+    scores = k @ q.T if mistake == "transposed" else q @ k.T
+    scale = {"unscaled": 1.0, "by width": math.sqrt(x.shape[-1]), "by d_k": k.shape[-1]}
+    scores = scores / scale.get(mistake, math.sqrt(k.shape[-1]))
+    if mistake == "causal":
+        mask = causal_mask(len(x))
+    if mask is not None and mistake != "mask ignored":
+        if mistake == "mask inverted":
+            scores = scores.masked_fill(mask, float("-inf"))
+        elif mistake == "scores times mask":
+            scores = scores * mask
+        elif mistake != "zeroed after softmax":
+            scores = scores.masked_fill(~mask, -1e9)  # a large negative number works as well as -inf
+    if mistake == "naive exp":
+        e = torch.exp(scores)
+        weights = e / e.sum(dim=-1, keepdim=True)
+    else:
+        weights = torch.softmax(scores, dim=0 if mistake == "over queries" else -1)
+    if mistake == "zeroed after softmax" and mask is not None:
+        weights = weights * mask
+    if mistake == "weights":
+        return weights
+    if mistake == "values are x":
+        return weights @ x
+    out = weights @ v
+    return (out, weights) if mistake == "tuple" else out
 
 
-def unscaled(x, w_q, w_k, w_v):
-    return torch.softmax((x @ w_q) @ (x @ w_k).T, dim=-1) @ (x @ w_v)
+def with_mistake(mistake):
+    def my_attention(x, w_q, w_k, w_v, mask=None):
+        return attention(x, w_q, w_k, w_v, mask, mistake=mistake)
+
+    return my_attention
 
 
-def softmax_over_queries(x, w_q, w_k, w_v):
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=0) @ v
+def test_the_reference_and_a_student_s_version_pass(verdict):
+    assert check_single_head_attention(with_mistake(None))
+    assert verdict().word == "PASSED"
 
 
-def scaled_by_model_width(x, w_q, w_k, w_v):
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    return torch.softmax(q @ k.T / math.sqrt(x.shape[-1]), dim=-1) @ v
-
-
-def transposed_scores(x, w_q, w_k, w_v):
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    return torch.softmax(k @ q.T / math.sqrt(k.shape[-1]), dim=-1) @ v
-
-
-def naive_exp(x, w_q, w_k, w_v):
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    e = torch.exp(q @ k.T / math.sqrt(k.shape[-1]))
-    return e / e.sum(dim=-1, keepdim=True) @ v
-
-
-def causal(x, w_q, w_k, w_v):
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    scores = q @ k.T / math.sqrt(k.shape[-1])
-    blocked = torch.ones(len(x), len(x), dtype=torch.bool).triu(1)
-    return torch.softmax(scores.masked_fill(blocked, float("-inf")), dim=-1) @ v
-
-
-def returns_weights_too(x, w_q, w_k, w_v):
-    q, k, v = x @ w_q, x @ w_k, x @ w_v
-    weights = torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1)
-    return weights @ v, weights
-
-
-def returns_weights(x, w_q, w_k, w_v):
-    q, k = x @ w_q, x @ w_k
-    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1)
-
-
-def values_are_inputs(x, w_q, w_k, w_v):
-    q, k = x @ w_q, x @ w_k
-    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1) @ x
-
-
-def stub(x, w_q, w_k, w_v):
-    raise NotImplementedError
-
-
-def test_reference_passes(capsys):
-    result = check_single_head_attention(reference)
-    assert result
-    line = capsys.readouterr().out
-    match = VERDICT_PATTERN.search(line)
-    assert match and match["exercise"] == "ex-1-2" and match["verdict"] == "PASSED"
+def test_the_library_s_attention_is_refused():
+    result = check_single_head_attention(
+        lambda x, w_q, w_k, w_v, mask=None: single_head_attention(x, w_q, w_k, w_v, mask)[0]
+    )
+    assert not result and "library's own answer" in result.message
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint_words"),
+    ("mistake", "says"),
     [
-        (unscaled, "not scaled"),
-        (softmax_over_queries, "dim=-1, not dim=0"),
-        (scaled_by_model_width, "not by √D"),
-        (transposed_scores, "Q @ K.T, not K @ Q.T"),
-        (naive_exp, "subtract each row's maximum"),
-        (causal, "causal attention"),
-        (returns_weights_too, "not the attention weights as well"),
-        (returns_weights, "multiply it by the values"),
-        (values_are_inputs, "width of x"),
-        (stub, "replace the stub's body"),
+        ("unscaled", "the scores are not scaled"),
+        ("over queries", "normalised over the queries"),
+        ("by width", "scaled by the width of x"),
+        ("by d_k", "divided by d_k itself"),
+        ("transposed", "transposed"),
+        ("causal", "causal attention whatever mask"),
+        ("naive exp", "NaN or infinite values"),
+        ("tuple", "it returned a tuple"),
+        ("weights", "the shape of the weights"),
+        ("values are x", "the width of x"),
+        ("mask ignored", "the mask changes nothing"),
+        ("mask inverted", "your mask works backwards"),
+        ("scores times mask", "still get some weight"),
+        ("zeroed after softmax", "no longer sum to 1"),
     ],
 )
-def test_typical_mistakes_fail_with_their_hint(wrong, hint_words, capsys):
-    result = check_single_head_attention(wrong)
-    assert not result
-    out = capsys.readouterr().out
-    match = VERDICT_PATTERN.search(out)
-    assert match and match["verdict"] == "NOT YET"
-    assert hint_words in result.hint
-    assert "Hint:" in out
+def test_each_slip_is_named_and_a_second_try_adds_the_stronger_hint(mistake, says):
+    first = check_single_head_attention(with_mistake(mistake))
+    assert not first and says in first.message + first.hint
+    second = check_single_head_attention(with_mistake(mistake))
+    assert not second and len(second.hint) > len(first.hint)
 
 
-def test_a_function_that_depends_on_order_fails_the_equivariance_case():
-    def adds_positions(x, w_q, w_k, w_v):
-        # Right on the checker's first cases, but adds a position signal to seven-token inputs.
-        out = reference(x, w_q, w_k, w_v)
-        if len(x) == 7:
-            out = out + torch.arange(len(x), dtype=x.dtype)[:, None]
-        return out
-
-    result = check_single_head_attention(adds_positions)
-    assert not result and "look at token positions" in result.hint
+def test_a_function_without_the_mask_argument_is_told_where_it_raised():
+    result = check_single_head_attention(lambda x, w_q, w_k, w_v: attention(x, w_q, w_k, w_v))
+    assert not result and "mask" in result.message and "TypeError" in result.message
 
 
-def test_passing_the_result_instead_of_the_function_is_explained(capsys):
-    result = check_single_head_attention(torch.zeros(5, 3))
-    assert not result and "without calling it" in result.hint
+def test_an_answer_no_slip_explains_gets_the_general_hint():
+    result = check_single_head_attention(lambda x, w_q, w_k, w_v, mask=None: torch.zeros(len(x), w_v.shape[-1]))
+    assert not result and "step by step" in result.hint
+
+
+def test_every_public_call_with_a_mask_lets_each_query_see_itself():
+    """A row that may see nothing has no defined weights: the checker never asks for one."""
+    for one in SINGLE_HEAD_ATTENTION.public:
+        mask = one.kwargs.get("mask")
+        assert mask is None or bool(mask.diagonal().all())
+
+
+def test_the_hidden_calls_mask_and_differ_from_the_public_ones():
+    for seed in (1, 2, 3):
+        calls = SINGLE_HEAD_ATTENTION.cases(seed)
+        assert any("mask" in c.kwargs for c in calls)
+        assert SINGLE_HEAD_ATTENTION.grade(SINGLE_HEAD_ATTENTION.answers(with_mistake(None), seed), seed)
+        wrong = SINGLE_HEAD_ATTENTION.grade(SINGLE_HEAD_ATTENTION.answers(with_mistake("mask ignored"), seed), seed)
+        assert not wrong and "grader's calls" in wrong.message and "tensor (" not in wrong.message

@@ -208,7 +208,7 @@ def test_near_repeat_reference_passes():
     [
         ("from zero", "position 0 is always at distance 0"),
         ("off by one", "one away from the answer"),
-        ("squared", "not within tol of position 0"),
+        ("squared", "a squared distance is compared with tol"),
         ("first pair only", "not within tol of position 0"),
         ("never none", "the answer is None"),
     ],
@@ -235,3 +235,16 @@ def test_every_exercise_draws_hidden_calls_the_notebook_never_made():
         public = {c.shown("f") for c in spec.public}
         for seed in range(1, 60):
             assert {c.shown("f") for c in spec.cases(seed)} - public, (spec.label, seed)
+
+
+def test_a_search_that_stops_short_of_max_position_fails_on_the_boundary_call():
+    """The statement says 1 … max_position: a public call's answer is max_position itself."""
+
+    def stops_short(d_model, base, tol, max_position):
+        k = torch.arange(max_position, dtype=torch.float64)[:, None]  # 0 … max_position − 1
+        omega = base ** (-torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+        near = ((2 * (1 - torch.cos(k * omega))).sum(dim=1).sqrt()[1:] < tol).nonzero()
+        return int(near[0]) + 1 if len(near) else None
+
+    result = check_first_near_repeat(stops_short)
+    assert not result and "(4, 100.0, 0.2, 63)" in result.message and "misses it" in result.message

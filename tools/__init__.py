@@ -21,10 +21,12 @@ Scripts:
 What they share, one module a job:
 
 * :mod:`tools.book`: the table of contents (parsed here only), the pages, the chapters, a chapter's number and title.
-* :mod:`tools.facts`: each chapter's facts (floor, titles, question, outcomes, minutes, budget) from its metadata.
+* :mod:`tools.facts`: each chapter's facts (floor, titles, question, outcomes, minutes, budget, answers) from its
+  metadata.
 * :mod:`tools.myst`: MyST directives in markdown text.
 * :mod:`tools.exercises`: the exercises of a chapter, their gated solutions and their checkers.
 * :mod:`tools.stubs`: the student version of a chapter, solutions replaced by stubs.
+* :mod:`tools.giveaways`: the facts that answer an exercise, found where the page shows them before it asks.
 * :mod:`tools.run_notebook`: executing a notebook in a fresh kernel in an empty folder.
 * :mod:`tools.sandbox`: running a submission's code in a bubblewrap sandbox of its own (the grader, Gradescope).
 

@@ -8,12 +8,15 @@
       "question": "What does a real RoPE language model know about position, and how does it use it?",
       "outcomes": ["load a real RoPE language model offline and read its position configuration", "..."],
       "reading_minutes": 60,
-      "budget_seconds": 60
+      "budget_seconds": 60,
+      "answers": {"ex-7-1": ["12", "438,460"], "ex-7-2": ["the last layer"]}
     }
 
 ``floor`` is the chapter's number (its file name's prefix); the full title is the notebook's ``# `` heading;
 ``outcomes`` are the items of the learning-objectives cell, word for word; ``reading_minutes`` is the time a
-student needs to work through the chapter; ``budget_seconds`` its execution budget on the 2-core CPU. Every
+student needs to work through the chapter; ``budget_seconds`` its execution budget on the 2-core CPU; ``answers``
+(optional) maps each exercise's label to the facts that answer it, numbers and short phrases, which
+``tests/test_giveaways.py`` keeps off the page above the exercise (:mod:`tools.giveaways`). Every
 table about the chapters (README, CONTRIBUTING, the introduction, the instructor's guide) and the chapter
 benchmark's budgets are made from these (:mod:`tools.tables`); a convention test holds every chapter to
 this schema.
@@ -63,6 +66,7 @@ class Facts:
     outcomes: tuple[str, ...]
     reading_minutes: int
     budget_seconds: int
+    answers: dict[str, tuple[str, ...]]
 
 
 def objectives(nb: nbformat.NotebookNode) -> list[str]:
@@ -96,6 +100,7 @@ def facts(path: Path, nb: nbformat.NotebookNode | None = None) -> Facts:
         raise ValueError(f"{where}: {KEY}.budget_seconds is {found['budget_seconds']}; the book allows 1 to 60.")
     if found["reading_minutes"] <= 0:
         raise ValueError(f"{where}: {KEY}.reading_minutes must be positive, got {found['reading_minutes']}.")
+    answers = _answers(found.get("answers", {}), found["floor"], where)
     return Facts(
         path,
         found["floor"],
@@ -105,7 +110,26 @@ def facts(path: Path, nb: nbformat.NotebookNode | None = None) -> Facts:
         tuple(found["outcomes"]),
         found["reading_minutes"],
         found["budget_seconds"],
+        answers,
     )
+
+
+def _answers(found: object, floor: int, where: str) -> dict[str, tuple[str, ...]]:
+    """The ``answers`` fact checked: labels of this chapter's exercises, each with a list of non-empty strings."""
+    if not isinstance(found, dict):
+        raise ValueError(f"{where}: {KEY}.answers must map exercise labels to lists of facts, got {found!r}.")
+    answers = {}
+    for label, items in found.items():
+        if not re.fullmatch(rf"ex-{floor}-\d+", str(label)):
+            raise ValueError(
+                f"{where}: {KEY}.answers has the key {label!r}; use this chapter's labels (ex-{floor}-1, …)."
+            )
+        if not isinstance(items, list) or not items or not all(isinstance(i, str) and i.strip() for i in items):
+            raise ValueError(
+                f"{where}: {KEY}.answers[{label!r}] must be a non-empty list of facts (strings), got {items!r}."
+            )
+        answers[label] = tuple(items)
+    return answers
 
 
 def book_facts(root: Path = ROOT) -> list[Facts]:

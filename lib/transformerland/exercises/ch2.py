@@ -266,6 +266,13 @@ def _position(got: object) -> bool:
     return isinstance(got, int) and not isinstance(got, bool)
 
 
+def _squared(got: object, d_model: int, base: float, tol: float, max_position: int) -> bool:
+    """Whether ``got`` is the answer for ``tol²`` or ``√tol``: a squared distance compared with ``tol``, or the like."""
+    right = _first_near_repeat(d_model, base, tol, max_position)
+    others = {_first_near_repeat(d_model, base, t, max_position) for t in (tol * tol, math.sqrt(tol))}
+    return _position(got) and got != right and got in others
+
+
 FIRST_NEAR_REPEAT = Exercise(
     "ex-2-4",
     "first_near_repeat",
@@ -279,6 +286,7 @@ FIRST_NEAR_REPEAT = Exercise(
         call(8, 10.0, 0.5, 5000),
         call(4, 10.0, 0.2, 300),
         call(64, 10000.0, 0.5, 2000),
+        call(4, 100.0, 0.2, 63),  # the answer is max_position itself: "1 … max_position" includes it
     ],
     hidden=lambda r: [
         call(4, r.choice([20.0, 50.0, 200.0]), 0.3, 3000),
@@ -310,6 +318,12 @@ FIRST_NEAR_REPEAT = Exercise(
             when=lambda got, *args: got is None,
             says="there is such a position within 1 … max_position: your search misses it.",
             then="does your search reach max_position itself?",
+        ),
+        Slip(
+            when=_squared,
+            says="your answer is the first position within tol² (or √tol) of position 0: a squared distance is"
+            " compared with tol, or a distance with tol squared.",
+            then="tol bounds the distance itself, the length of PE(k) − PE(0).",
         ),
         Slip(
             when=lambda got, *args: abs(got - _first_near_repeat(*args)) == 1,
