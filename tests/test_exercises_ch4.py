@@ -22,17 +22,28 @@ def fresh_stages():
 # ex-4-1 ------------------------------------------------------------------------------------
 
 
-def bert_sum(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps=1e-12):
-    positions = torch.arange(input_ids.shape[1])
+def bert_sum(
+    input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps=1e-12,
+    position_ids=None,
+):  # fmt: skip
+    positions = torch.arange(input_ids.shape[1]) if position_ids is None else position_ids
     total = word_table[input_ids] + segment_table[token_type_ids] + position_table[positions]
     mean = total.mean(-1, keepdim=True)
     var = total.var(-1, unbiased=False, keepdim=True)
     return (total - mean) / torch.sqrt(var + eps) * ln_weight + ln_bias
 
 
-def bert_sum_with_torch(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps):
-    total = word_table[input_ids] + segment_table[token_type_ids] + position_table[: input_ids.shape[1]]
+def bert_sum_with_torch(
+    input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps, position_ids=None
+):
+    if position_ids is None:
+        position_ids = torch.arange(input_ids.shape[1]).expand_as(input_ids)
+    total = word_table[input_ids] + segment_table[token_type_ids] + position_table[position_ids]
     return torch.nn.functional.layer_norm(total, (word_table.shape[1],), ln_weight, ln_bias, eps)
+
+
+def ignores_position_ids(input_ids, token_type_ids, word_table, segment_table, position_table, w, b, eps, **_):
+    return bert_sum(input_ids, token_type_ids, word_table, segment_table, position_table, w, b, eps)
 
 
 def sum_without_layer_norm(input_ids, token_type_ids, word_table, segment_table, position_table, *_):
@@ -192,6 +203,7 @@ def test_reference_solutions_pass(verdict, checker, solution):
         (check_bert_sum, forgot_gain_and_bias, "not rescaled", "a part to play"),
         (check_bert_sum, one_row_per_batch, "one row of width D", "whole (B, T) tensor"),
         (check_bert_sum, stub, "not written yet", ""),
+        (check_bert_sum, ignores_position_ids, "still reads rows 0 … T − 1", "says which row"),
         (check_padded_position_ids, plain_arange, "count the padding", "when it stands alone"),
         (check_padded_position_ids, counts_from_one, "one seat too far", "not up to and including it"),
         (check_padded_position_ids, pads_at_minus_one, "got −1", "which id a padding position gets"),

@@ -42,9 +42,10 @@ def _tables(seed: int) -> tuple[torch.Generator, tuple[torch.Tensor, ...]]:
     return g, (word, segment, position, 1 + 0.3 * torch.randn(8, generator=g), 0.5 * torch.randn(8, generator=g))
 
 
-def _sum_call(ids: list[list[int]], segments: list[list[int]], seed: int) -> Any:
-    """One call: the ids and segment ids as tensors, then the tables of ``seed`` and eps."""
-    return call(torch.tensor(ids), torch.tensor(segments), *_tables(seed)[1], 1e-12)
+def _sum_call(ids: list[list[int]], segments: list[list[int]], seed: int, positions: Any = None) -> Any:
+    """One call: the ids and segment ids as tensors, then the tables of ``seed`` and eps (and position ids)."""
+    more = {} if positions is None else {"position_ids": torch.tensor(positions)}
+    return call(torch.tensor(ids), torch.tensor(segments), *_tables(seed)[1], 1e-12, **more)
 
 
 def _sum_hidden(r: random.Random) -> list:
@@ -53,30 +54,51 @@ def _sum_hidden(r: random.Random) -> list:
     length = 5 + seed % 6
     ids = torch.randint(0, 23, (2, length), generator=_tables(seed)[0]).tolist()
     segments = [[int(t >= 1 + seed % (length - 1)) for t in range(length)]] * 2
-    return [_sum_call(ids, segments, seed), _sum_call([ids[0][:1]], [[0]], seed)]
+    start = seed % 5
+    shifted = [list(range(start, start + length)), [0] * start + list(range(length - start))]
+    return [
+        _sum_call(ids, segments, seed),
+        _sum_call([ids[0][:1]], [[0]], seed),
+        _sum_call(ids, segments, seed, shifted),
+    ]
 
 
-def _bert_sum(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps=1e-12):
+def _seats(input_ids: torch.Tensor, position_ids: torch.Tensor | None) -> torch.Tensor:
+    """The row of the position table each token reads: ``position_ids``, else 0 … T-1."""
+    return torch.arange(input_ids.shape[1]) if position_ids is None else position_ids
+
+
+def _bert_sum(
+    input_ids,
+    token_type_ids,
+    word_table,
+    segment_table,
+    position_table,
+    ln_weight,
+    ln_bias,
+    eps=1e-12,
+    position_ids=None,
+):
     """BERT's embedding output without dropout, ``(B, T, D)``, in float64."""
-    total = word_table[input_ids] + segment_table[token_type_ids] + position_table[: input_ids.shape[1]]
+    total = word_table[input_ids] + segment_table[token_type_ids] + position_table[_seats(input_ids, position_ids)]
     return _layer_norm(total, ln_weight, ln_bias, eps)
 
 
-def _parts(ids, segments, word, segment, position):
-    return word[ids], segment[segments], position[: ids.shape[1]]
+def _parts(ids, segments, word, segment, position, position_ids=None):
+    return word[ids], segment[segments], position[_seats(ids, position_ids)]
 
 
 def _sum_slip(kind: str):
     """The answer of one typical slip, with the reference's signature."""
 
-    def slipped(ids, segments, word, segment, position, gain, bias, eps=1e-12):
-        w, s, p = _parts(ids, segments, word, segment, position)
-        t = ids.shape[1]
+    def slipped(ids, segments, word, segment, position, gain, bias, eps=1e-12, position_ids=None):
+        w, s, p = _parts(ids, segments, word, segment, position, position_ids)
         return {
             "raw_sum": lambda: (w + s + p).double(),
             "no_segments": lambda: _layer_norm(w + p, gain, bias, eps),
             "no_positions": lambda: _layer_norm(w + s, gain, bias, eps),
-            "from_one": lambda: _layer_norm(w + s + position[1 : t + 1], gain, bias, eps),
+            "from_one": lambda: _layer_norm(w + s + position[_seats(ids, position_ids) + 1], gain, bias, eps),
+            "ignores_position_ids": lambda: _layer_norm(w + s + position[_seats(ids, None)], gain, bias, eps),
             "by_token_id": lambda: _layer_norm(w + s + position[ids], gain, bias, eps),
             "unbiased": lambda: _layer_norm(w + s + p, gain, bias, eps, unbiased=True),
             "no_gain_bias": lambda: _layer_norm(w + s + p, torch.ones_like(gain), torch.zeros_like(bias), eps),
@@ -100,6 +122,7 @@ BERT_SUM = Exercise(
         _sum_call([[3, 17, 5, 9, 2, 21, 14]], [[0, 0, 0, 0, 1, 1, 1]], 0),
         _sum_call([[1, 4, 4, 8], [20, 0, 13, 2]], [[0, 0, 1, 1], [0, 1, 1, 1]], 0),
         _sum_call([[7]], [[0]], 0),
+        _sum_call([[1, 4, 4, 8], [20, 0, 13, 2]], [[0, 0, 1, 1], [0, 1, 1, 1]], 0, [[0, 0, 0, 1], [3, 4, 5, 6]]),
     ],
     hidden=_sum_hidden,
     answer=Tensor(atol=1e-4, rtol=1e-5),
@@ -132,6 +155,11 @@ BERT_SUM = Exercise(
             _sum_slip("from_one"),
             says="your positions are one seat off: look at which row the first token reads.",
             then="seats count from 0, and [CLS] sits in the first one.",
+        ),
+        Slip(
+            _sum_slip("ignores_position_ids"),
+            says="given position_ids, your sum still reads rows 0 … T − 1.",
+            then="position_ids, when given, says which row of the position table each token reads.",
         ),
         Slip(
             _sum_slip("by_token_id"),
