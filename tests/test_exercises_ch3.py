@@ -1,4 +1,4 @@
-"""The chapter 3 checkers: the reference answers pass, typical mistakes fail with the hint that names them."""
+"""Chapter 3's exercises: the reference answers pass, typical slips are named, and hints grow in two stages."""
 
 from __future__ import annotations
 
@@ -6,7 +6,20 @@ import pytest
 import torch
 from torch import nn
 from transformerland.encodings import LearnedPositionalEmbedding
-from transformerland.exercises.ch3 import check_learned_positions, check_position_parameters
+from transformerland.exercises import exercise
+from transformerland.exercises.ch3 import (
+    LEARNED_POSITIONS,
+    POSITION_PARAMETERS,
+    check_learned_positions,
+    check_position_parameters,
+)
+
+
+@pytest.fixture(autouse=True)
+def fresh_stages():
+    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
+    exercise._SEEN.clear()
+
 
 # ex-3-1 ---------------------------------------------------------------------------------
 
@@ -95,6 +108,54 @@ class Stub(nn.Module):
         raise NotImplementedError
 
 
+class NotALayer:
+    """A function that returns a tensor where a layer was due."""
+
+    def __new__(cls, max_len: int, d_model: int):
+        return torch.zeros(max_len, d_model)
+
+
+class ShapedWrong(Reference):
+    """Appends the rows instead of adding them."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        super().forward(x)
+        return torch.cat([x, self.table.weight[: x.shape[1]].expand_as(x)], dim=-1)
+
+
+class RowsReversed(Reference):
+    """Adds the rows in the wrong order."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        super().forward(x)
+        return x + self.table.weight[: x.shape[1]].flip(0)
+
+
+class OneRowShort(Reference):
+    """Refuses an input of exactly max_len positions."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[1] >= self.max_len:
+            raise ValueError(f"max_len={self.max_len}")
+        return super().forward(x)
+
+
+class SilentlyTruncates(Reference):
+    """Adds what rows there are and raises nothing."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows = self.table.weight[: x.shape[1]]
+        return x[:, : rows.shape[0]] + rows
+
+
+class ExtraBias(Reference):
+    """Trains a bias beside the table."""
+
+    def __init__(self, max_len: int, d_model: int) -> None:
+        super().__init__(max_len, d_model)
+        self.bias = nn.Parameter(torch.zeros(d_model))
+
+
 @pytest.mark.parametrize("answer", [Reference, ParameterReference, LearnedPositionalEmbedding])
 def test_correct_layers_pass(answer: type[nn.Module], verdict) -> None:
     assert check_learned_positions(answer)
@@ -102,28 +163,45 @@ def test_correct_layers_pass(answer: type[nn.Module], verdict) -> None:
 
 
 @pytest.mark.parametrize(
-    ("answer", "hint"),
+    ("answer", "says", "then"),
     [
-        (PlainTensor, "nn.Parameter"),
-        (PositionsOnly, "return x + table[:T], not the rows alone"),
-        (NoSlice, "slice it with table[:T]"),
-        (DefaultInit, "std=0.02"),
-        (NoLengthCheck, "raise a ValueError that names max_len"),
-        (VagueError, "include max_len in the message"),
-        (Stub, "replace the stub's body"),
+        (PlainTensor, "no trainable parameters", "how does a module register one?"),
+        (PositionsOnly, "the tokens went missing", "does not replace it"),
+        (NoSlice, "do not agree", "only T of the table's max_len rows"),
+        (DefaultInit, "starts with standard deviation above 0.02", "needs another one afterwards"),
+        (NoLengthCheck, "raised IndexError", "check the length first"),
+        (VagueError, "does not say what the limit is: sequence too long", "how much to shorten"),
+        (Stub, "not written yet", ""),
+        (NotALayer, "gave a Tensor, not a layer", "subclasses nn.Module"),
+        (ShapedWrong, "gave an output of shape (2, 4, 12)", "the input's shape"),
+        (RowsReversed, "not the table's first T rows", "position p gets row p"),
+        (OneRowShort, "exactly max_len = 10 positions", "positions 0 … max_len − 1"),
+        (SilentlyTruncates, "raised no error", "what the layer must do then"),
+        (ExtraBias, "trains 66 numbers", "nothing else"),
     ],
 )
-def test_typical_layer_mistakes_fail_with_their_hint(answer: type[nn.Module], hint: str, verdict) -> None:
-    result = check_learned_positions(answer)
-    assert not result
-    out = verdict().out
-    assert "ex-3-1 · NOT YET" in out
-    assert hint in out
+def test_typical_layer_mistakes_are_named_then_hinted(answer: type[nn.Module], says: str, then: str, verdict) -> None:
+    assert not check_learned_positions(answer)
+    first = verdict().out
+    assert "ex-3-1 · NOT YET" in first and says in first, first
+    if then:
+        assert then not in first
+        check_learned_positions(answer)
+        assert then in verdict().out
 
 
 def test_layer_checker_wants_the_class_not_an_instance(verdict) -> None:
     assert not check_learned_positions(Reference(10, 6).table.weight)
     assert "pass the function itself" in verdict().out
+
+
+def test_a_hidden_layer_verdict_never_shows_the_hidden_sizes() -> None:
+    for answer in (ExtraBias, OneRowShort, SilentlyTruncates, ShapedWrong):
+        for seed in (1, 2, 3):
+            result = LEARNED_POSITIONS.grade(LEARNED_POSITIONS.answers(answer, seed), seed)
+            max_len = LEARNED_POSITIONS.cases(seed)[0].args[0]
+            assert not result and f"max_len = {max_len}" not in result.message, result
+            assert f"({max_len}," not in result.message and f"{max_len}-row" not in result.message, result
 
 
 # ex-3-2 ---------------------------------------------------------------------------------
@@ -146,18 +224,31 @@ def test_correct_counts_pass(answer, verdict) -> None:
 
 
 @pytest.mark.parametrize(
-    ("answer", "hint"),
+    ("answer", "says", "then"),
     [
-        (lambda scheme, max_len, d_model: max_len + d_model if scheme == "learned" else 0, "multiply, do not add"),
-        (lambda scheme, max_len, d_model: (max_len - 1) * d_model if scheme == "learned" else 0, "max_len rows"),
-        (lambda scheme, max_len, d_model: max_len * d_model if scheme != "none" else 0, "computed, not trained"),
-        (lambda scheme, max_len, d_model: float(max_len * d_model) if scheme == "learned" else 0, "plain Python int"),
-        (lambda scheme, max_len, d_model: max_len * d_model if scheme != "sinusoidal" else 0, "nothing to train"),
+        (lambda scheme, max_len, d_model: max_len + d_model if scheme == "learned" else 0, "grows by one", "one row"),
+        (lambda scheme, max_len, d_model: (max_len - 1) * d_model if scheme == "learned" else 0, "one row too few",
+         "rows 0, 1 and 2"),
+        (lambda scheme, max_len, d_model: max_len * d_model if scheme != "none" else 0, "scheme (sinusoidal)",
+         "nothing to change"),
+        (lambda scheme, max_len, d_model: float(max_len * d_model) if scheme == "learned" else 0, "plain Python int",
+         "into a Python int"),
+        (lambda scheme, max_len, d_model: max_len * d_model if scheme != "sinusoidal" else 0, "(none), what is there",
+         ""),
+        (lambda scheme, max_len, d_model: 2 * max_len * d_model if scheme == "learned" else 0, "by hand", "only the"),
     ],
-    ids=["added", "off-by-one", "sinusoids-counted", "float", "none-counted"],
-)
-def test_typical_count_mistakes_fail_with_their_hint(answer, hint: str, verdict) -> None:
+    ids=["added", "off-by-one", "sinusoids-counted", "float", "none-counted", "unknown"],
+)  # fmt: skip
+def test_typical_count_mistakes_are_named_then_hinted(answer, says: str, then: str, verdict) -> None:
     assert not check_position_parameters(answer)
-    out = verdict().out
-    assert "ex-3-2 · NOT YET" in out
-    assert hint in out
+    first = verdict().out
+    assert "ex-3-2 · NOT YET" in first and says in first, first
+    if then:
+        assert then not in first
+        check_position_parameters(answer)
+        assert then in verdict().out
+
+
+def test_hidden_counts_differ_from_the_notebook_s() -> None:
+    shown = {c.shown("f") for c in POSITION_PARAMETERS.public}
+    assert all({c.shown("f") for c in POSITION_PARAMETERS.cases(seed)} - shown for seed in range(1, 20))

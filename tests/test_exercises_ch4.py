@@ -1,25 +1,49 @@
-"""Chapter 4's checkers: the reference solutions pass, typical wrong answers fail with a hint naming the mistake."""
+"""Chapter 4's exercises: the reference answers pass, typical slips are named, and hints grow in two stages."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.exercises.ch4 import check_bert_sum, check_most_alike_pair, check_segment_ids
+from transformerland.exercises import exercise
+from transformerland.exercises.ch4 import (
+    EXERCISES,
+    check_bert_sum,
+    check_most_alike_pair,
+    check_padded_position_ids,
+)
+
+
+@pytest.fixture(autouse=True)
+def fresh_stages():
+    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
+    exercise._SEEN.clear()
+
 
 # ex-4-1 ------------------------------------------------------------------------------------
 
 
-def bert_sum(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps=1e-12):
-    positions = torch.arange(input_ids.shape[1])
+def bert_sum(
+    input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps=1e-12,
+    position_ids=None,
+):  # fmt: skip
+    positions = torch.arange(input_ids.shape[1]) if position_ids is None else position_ids
     total = word_table[input_ids] + segment_table[token_type_ids] + position_table[positions]
     mean = total.mean(-1, keepdim=True)
     var = total.var(-1, unbiased=False, keepdim=True)
     return (total - mean) / torch.sqrt(var + eps) * ln_weight + ln_bias
 
 
-def bert_sum_with_torch(input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps):
-    total = word_table[input_ids] + segment_table[token_type_ids] + position_table[: input_ids.shape[1]]
+def bert_sum_with_torch(
+    input_ids, token_type_ids, word_table, segment_table, position_table, ln_weight, ln_bias, eps, position_ids=None
+):
+    if position_ids is None:
+        position_ids = torch.arange(input_ids.shape[1]).expand_as(input_ids)
+    total = word_table[input_ids] + segment_table[token_type_ids] + position_table[position_ids]
     return torch.nn.functional.layer_norm(total, (word_table.shape[1],), ln_weight, ln_bias, eps)
+
+
+def ignores_position_ids(input_ids, token_type_ids, word_table, segment_table, position_table, w, b, eps, **_):
+    return bert_sum(input_ids, token_type_ids, word_table, segment_table, position_table, w, b, eps)
 
 
 def sum_without_layer_norm(input_ids, token_type_ids, word_table, segment_table, position_table, *_):
@@ -63,38 +87,50 @@ def stub(*_):
 # ex-4-2 ------------------------------------------------------------------------------------
 
 
-def segment_ids(tokens):
-    first = tokens.index("[SEP]")
-    return [0] * (first + 1) + [1] * (len(tokens) - first - 1)
+def position_ids(attention_mask):
+    real = attention_mask.long()
+    return (real.cumsum(-1) - 1).clamp(min=0) * real
 
 
-def segment_ids_as_tensor(tokens):
-    return torch.tensor(segment_ids(tokens))
-
-
-def first_sep_in_b(tokens):
-    first = tokens.index("[SEP]")
-    return [0] * first + [1] * (len(tokens) - first)
-
-
-def last_sep_in_a(tokens):
-    ids = segment_ids(tokens)
-    ids[-1] = 0
+def position_ids_by_loop(attention_mask):
+    ids = torch.zeros_like(attention_mask, dtype=torch.long)
+    for b, row in enumerate(attention_mask.tolist()):
+        seat = 0
+        for t, real in enumerate(row):
+            if real:
+                ids[b, t] = seat
+                seat += 1
     return ids
 
 
-def all_zeros(tokens):
-    return [0] * len(tokens)
+def plain_arange(attention_mask):
+    return torch.arange(attention_mask.shape[1]).expand(attention_mask.shape)
 
 
-def needs_two_seps(tokens):
-    first = tokens.index("[SEP]")
-    second = tokens.index("[SEP]", first + 1)
-    return [0] * (first + 1) + [1] * (second - first)
+def counts_from_one(attention_mask):
+    return attention_mask.long().cumsum(-1) * attention_mask.long()
 
 
-def skips_specials(tokens):
-    return segment_ids([t for t in tokens if t != "[CLS]"])
+def pads_at_minus_one(attention_mask):
+    return attention_mask.long().cumsum(-1) - 1
+
+
+def pads_at_one(attention_mask):  # transformers' generate() convention
+    ids = attention_mask.long().cumsum(-1) - 1
+    return ids.masked_fill(attention_mask == 0, 1)
+
+
+def assumes_right_padding(attention_mask):
+    seats = torch.arange(attention_mask.shape[1])
+    return torch.where(seats < attention_mask.sum(-1, keepdim=True), seats, 0)
+
+
+def as_floats(attention_mask):
+    return position_ids(attention_mask).float()
+
+
+def drops_the_batch(attention_mask):
+    return position_ids(attention_mask)[0]
 
 
 # ex-4-3 ------------------------------------------------------------------------------------
@@ -143,9 +179,10 @@ def only_one_position(table):
     [
         (check_bert_sum, bert_sum),
         (check_bert_sum, bert_sum_with_torch),
-        (check_segment_ids, segment_ids),
-        (check_segment_ids, segment_ids_as_tensor),
+        (check_padded_position_ids, position_ids),
+        (check_padded_position_ids, position_ids_by_loop),
         (check_most_alike_pair, most_alike),
+        (check_most_alike_pair, lambda table: list(most_alike(table))),
     ],
 )
 def test_reference_solutions_pass(verdict, checker, solution):
@@ -156,37 +193,62 @@ def test_reference_solutions_pass(verdict, checker, solution):
 
 
 @pytest.mark.parametrize(
-    ("checker", "wrong", "hint"),
+    ("checker", "wrong", "says", "then"),
     [
-        (check_bert_sum, sum_without_layer_norm, "LayerNorm"),
-        (check_bert_sum, sum_without_segments, "segment stream is missing"),
-        (check_bert_sum, positions_from_one, "positions count from 0"),
-        (check_bert_sum, positions_by_token_id, "not by its token id"),
-        (check_bert_sum, unbiased_variance, "biased variance"),
-        (check_bert_sum, forgot_gain_and_bias, "scale by ln_weight and add ln_bias"),
-        (check_bert_sum, one_row_per_batch, "shape"),
-        (check_bert_sum, stub, "not written yet"),
-        (check_segment_ids, first_sep_in_b, "closes sentence A still belongs to segment A"),
-        (check_segment_ids, last_sep_in_a, "final [SEP] closes sentence B"),
-        (check_segment_ids, all_zeros, "after the first [SEP]"),
-        (check_segment_ids, needs_two_seps, "raised ValueError"),
-        (check_segment_ids, skips_specials, "one segment id per token"),
-        (check_most_alike_pair, keeps_the_diagonal, "leave out the diagonal"),
-        (check_most_alike_pair, dot_products, "compare directions, not lengths"),
-        (check_most_alike_pair, absolute_cosine, "largest cosine"),
-        (check_most_alike_pair, larger_first, "smaller position first"),
-        (check_most_alike_pair, only_one_position, "a tuple (i, j)"),
+        (check_bert_sum, sum_without_layer_norm, "raw sum", "ends with LayerNorm"),
+        (check_bert_sum, sum_without_segments, "segment stream is missing", "segment id"),
+        (check_bert_sum, positions_from_one, "one seat off", "count from 0"),
+        (check_bert_sum, positions_by_token_id, "wrong index", "not on which token it is"),
+        (check_bert_sum, unbiased_variance, "divides by D − 1", "not an estimate"),
+        (check_bert_sum, forgot_gain_and_bias, "not rescaled", "a part to play"),
+        (check_bert_sum, one_row_per_batch, "one row of width D", "whole (B, T) tensor"),
+        (check_bert_sum, stub, "not written yet", ""),
+        (check_bert_sum, ignores_position_ids, "still reads rows 0 … T − 1", "says which row"),
+        (check_padded_position_ids, plain_arange, "count the padding", "when it stands alone"),
+        (check_padded_position_ids, counts_from_one, "one seat too far", "not up to and including it"),
+        (check_padded_position_ids, pads_at_minus_one, "got −1", "which id a padding position gets"),
+        (check_padded_position_ids, pads_at_one, "padding positions got 1", ""),
+        (check_padded_position_ids, assumes_right_padding, "padding comes first", "zeros of the mask"),
+        (check_padded_position_ids, as_floats, "floating-point", "dtype"),
+        (check_padded_position_ids, drops_the_batch, "it has shape (5,)", "the statement fixes"),
+        (check_most_alike_pair, keeps_the_diagonal, "one position twice", "two distinct positions"),
+        (check_most_alike_pair, dot_products, "largest dot product", "whatever the rows' lengths"),
+        (check_most_alike_pair, absolute_cosine, "opposite directions", "signed cosines"),
+        (check_most_alike_pair, larger_first, "wrong order", ""),
+        (check_most_alike_pair, only_one_position, "one number", ""),
     ],
 )
-def test_typical_mistakes_fail_with_a_hint_naming_them(verdict, checker, wrong, hint):
+def test_typical_slips_are_named_then_hinted(verdict, checker, wrong, says, then):
     result = checker(wrong)
-    out = verdict(result).out
+    first = verdict(result).out
     assert not result
-    assert hint in out, out
+    assert says in first, first
+    if then:
+        assert then not in first
+        checker(wrong)
+        assert then in verdict().out
+
+
+def test_writing_into_the_mask_is_not_yet(verdict):
+    def writes(attention_mask):
+        ids = position_ids(attention_mask)
+        attention_mask.zero_()
+        return ids
+
+    assert not check_padded_position_ids(writes)
+    assert "changed the arguments" in verdict().out
 
 
 def test_checkers_do_not_reveal_the_solution(capsys):
     check_bert_sum(sum_without_layer_norm)
     check_most_alike_pair(dot_products)
+    check_padded_position_ids(plain_arange)
     out = capsys.readouterr().out
-    assert "def " not in out and "fill_diagonal_" not in out
+    assert "def " not in out and "fill_diagonal_" not in out and "cumsum" not in out
+
+
+def test_hidden_verdicts_name_the_slip_without_the_inputs():
+    spec = EXERCISES[1]
+    for seed in (1, 2, 3):
+        result = spec.grade(spec.answers(plain_arange, seed), seed)
+        assert not result and "count the padding" in result.message and "tensor" not in result.message, result

@@ -1,7 +1,7 @@
 """What a chapter needs beyond the library, brought in by the chapter's set-up cell when missing or too old.
 
 The versions live in one place, the library's own metadata (``pyproject.toml``): its dependencies and its
-extras (``bert``: safetensors and tokenizers; ``llm``: transformers, gguf and accelerate) each state the
+extras (``bert``: safetensors, tokenizers and transformers; ``llm``: transformers, gguf and accelerate) each state the
 lowest version the chapters are tested with, which is the version Colab ships (``requirements-colab.txt``)
 or, for a package Colab lacks, the one ``requirements.txt`` pins. Every chapter's set-up cell ends with
 the same call, naming what the chapter uses::

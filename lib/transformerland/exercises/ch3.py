@@ -1,20 +1,20 @@
-"""Exercises of chapter 3, the Ledger Hall (learned positional embeddings), as specs (words in ``ch3.toml``).
+"""Exercises of chapter 3, the Ledger Hall (learned positional embeddings).
 
-* :data:`LEARNED_POSITIONS` (ex-3-1): a trainable table added to the input (a class: its spec's probe turns
-  what the student's layer does into data).
+* :data:`LEARNED_POSITIONS` (ex-3-1): a trainable table added to the input. A class exercise: the student's
+  layer is built and fed in the sandbox, and :func:`_judge_layer` reads what it did (its trainable
+  parameters and its outputs) here.
 * :data:`POSITION_PARAMETERS` (ex-3-2): how many numbers a position scheme trains.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
 from typing import Any
 
 import torch
 from torch import nn
 
-from .checking import Check
-from .spec import PUBLIC_SEED, Case, Exercise, chapter_data, declared
+from .exercise import Exact, Exercise, Kind, Slip, call
 
 __all__ = [
     "EXERCISES",
@@ -24,124 +24,236 @@ __all__ = [
     "check_position_parameters",
 ]
 
-_DATA = chapter_data(__name__)
+# --- ex-3-1: the layer ---------------------------------------------------------------------------------------
 
 
-def _outcome(layer: nn.Module, x: torch.Tensor) -> dict[str, Any]:
-    """What ``layer(x)`` did: ``{"value": …}`` or ``{"raised": name, "message": …}``."""
-    try:
-        with torch.no_grad():
-            return {"value": layer(x)}
-    except NotImplementedError:
-        return {"raised": "NotImplementedError", "message": ""}
-    except Exception as error:  # the student's bug, kept as data
-        return {"raised": type(error).__name__, "message": str(error), "value_error": isinstance(error, ValueError)}
+class _LearnedPositions(nn.Module):
+    """The reference layer: ``(B, T, D) -> (B, T, D)``, row ``m`` of a ``(max_len, d_model)`` table added at ``m``."""
+
+    def __init__(self, max_len: int, d_model: int) -> None:
+        super().__init__()
+        self.max_len = max_len
+        self.table = nn.Embedding(max_len, d_model)
+        nn.init.normal_(self.table.weight, std=0.02)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.shape[1] > self.max_len:
+            raise ValueError(f"max_len={self.max_len}: an input of {x.shape[1]} positions has no rows past it")
+        return x + self.table.weight[: x.shape[1]]
 
 
-def _probe_layer(layer_class: Any, case: Case) -> dict[str, Any]:
-    """Build the student's layer and try it: everything the verdict needs, as data (runs in the sandbox)."""
-    max_len, d_model = case.args
-    layer = layer_class(max_len, d_model)
-    if not isinstance(layer, nn.Module):
-        return {"type": type(layer).__name__}
-    params = [p for p in layer.parameters() if p.requires_grad]
-    found: dict[str, Any] = {"type": "Module", "count": sum(p.numel() for p in params)}
-    if not params:
-        return found
-    found["std"] = float(params[0].detach().float().std())
-    if "x_seed" not in case.kwargs or params[0].numel() != max_len * d_model:
-        return found
-    found["table"] = params[0].detach().reshape(max_len, d_model).clone()
-    x = torch.randn(2, 4, d_model, generator=torch.Generator().manual_seed(case.kwargs["x_seed"]))
-    inputs = {"zeros": torch.zeros(2, 4, d_model), "x": x, "full": torch.zeros(1, max_len, d_model)}
-    inputs["too_long"] = torch.zeros(1, max_len + 1, d_model)
-    return {**found, **{name: _outcome(layer, tensor) for name, tensor in inputs.items()}, "x_in": x}
+def _feeds(max_len: int, d_model: int, seed: int) -> list[torch.Tensor]:
+    """What the layer is fed: zeros, token vectors, exactly ``max_len`` positions, one position too many."""
+    tokens = torch.randn(2, 4, d_model, generator=torch.Generator().manual_seed(seed))
+    return [torch.zeros(2, 4, d_model), tokens, torch.zeros(1, max_len, d_model), torch.zeros(1, max_len + 1, d_model)]
 
 
-def _forward(check: Check, spec: Exercise, outcome: dict[str, Any], shape: tuple[int, ...], max_len: int) -> Any:
-    """The output of one forward call, or the verdict its raise deserves."""
-    if outcome.get("raised") == "NotImplementedError":
-        check.fail(*spec.said("stub"))
-    if outcome.get("raised"):
-        problem, hint = spec.said("raised", shape=shape, max_len=max_len, **outcome)
-        check.fail(problem, spec.say("size_hint", length=shape[1]) if "size" in outcome["message"] else hint)
-    return outcome.get("value")
+class _Judged(Kind):
+    """The answer kind of a class exercise whose judge makes every check: what passes the judge is right."""
+
+    def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
+        return None
 
 
-def _shaped(out: Any, shape: Sequence[int]) -> bool:
-    """Whether a forward call's output is a tensor of ``shape``."""
-    return isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(shape)
+#: What a call returns when it is not a layer at all (the sandbox names the type it got).
+_NOT_LAYERS = {"NoneType", "str", "int", "float", "bool", "tuple", "list", "dict", "Tensor", "function"}
+_ERROR_NAMES = {"ValueError", "SequenceTooLongError"}
 
 
-def _judge_layer(check: Check, spec: Exercise, case: Case, got: Any, expected: Any) -> None:
-    """The checks of ex-3-1 on what the probe found, in the order a reader fixes them."""
-    max_len, d_model = case.args
-    kind = got.get("type") if isinstance(got, dict) else type(got).__name__
-    check.that(isinstance(got, dict) and kind == "Module", *spec.said("not_module", kind=kind))
-    count = got.get("count", 0)
-    check.that(count > 0, *spec.said("untrained"))
-    if "x_seed" not in case.kwargs:  # the wide layer: only its initial scale
-        std = got.get("std", 0.0)
-        check.that(0.01 < std < 0.04, *spec.said("scale", std=std))
-        return
-    size = max_len * d_model
-    check.that(count == size, *spec.said("count", max_len=max_len, d_model=d_model, count=count, size=size))
-    table, shape, full = got["table"], (2, 4, d_model), (1, max_len, d_model)
-    out = _forward(check, spec, got["zeros"], shape, max_len)
+def _quoted(text: str) -> str:
+    """A text of the student's (an error message) inside a hint: its braces are not fields."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _forward_fault(output: dict[str, Any], shape: str) -> Slip | None:
+    """The slip of a forward call that raised."""
+    if not output["raised"]:
+        return None
+    if output["raised"] == "NotImplementedError":
+        return Slip(says="forward is not written yet (it raised NotImplementedError).")
+    says = f"forward on an input of shape {shape} raised {output['raised']}: {_quoted(output['message'])}"
+    if "size" in output["message"]:
+        return Slip(
+            says=says + ". The sizes of the two things you add do not agree.",
+            then="an input of T positions uses only T of the table's max_len rows.",
+        )
+    return Slip(says=says, then="look at the line of your forward that raised.")
+
+
+def _judge_layer(got: Any, expected: Any, one: Any) -> Slip | None:
+    """ex-3-1's checks, on what the sandbox saw the student's layer do, in the order a reader fixes them."""
+    max_len, d_model = one.args
+    kind = got.get("type", "?") if isinstance(got, dict) else type(got).__name__
+    if not isinstance(got, dict) or kind in _NOT_LAYERS:
+        return Slip(
+            says=f"calling it gave a {kind}, not a layer.",
+            then="pass the class itself, one that subclasses nn.Module, to the checker.",
+        )
+    parameters = list(got["parameters"].values())
+    if not parameters:
+        return Slip(
+            says="the layer has no trainable parameters: the optimiser would never change its table.",
+            then="a tensor kept as a plain attribute of a module is not trained: how does a module register one?",
+        )
+    count = sum(p.numel() for p in parameters)
+    if count != max_len * d_model:
+        return Slip(
+            says=f"with max_len={{max_len}} and d_model={{d_model}} the layer trains {count} numbers, not"
+            " max_len × d_model.",
+            then="the layer trains one row of d_model numbers per position, and nothing else.",
+        )
+    std = float(parameters[0].float().std())
+    if not 0.01 < std < 0.04:
+        return Slip(
+            says=f"the table starts with standard deviation {'above' if std > 0.04 else 'below'} 0.02, the scale the"
+            " statement asks for: measure yours.",
+            then="a freshly built nn.Embedding has its own initialisation: the table needs another one afterwards.",
+        )
+    if not got["outputs"]:  # the wide layer: only its parameters and scale are checked
+        return None
+    table = parameters[0].reshape(max_len, d_model)
+    zeros, tokens, full, too_long = got["outputs"]
+    shapes = [(2, 4, d_model), (2, 4, d_model), (1, max_len, d_model)]
+    words = ["(2, 4, {d_model})", "(2, 4, {d_model})", "(1, {max_len}, {d_model})"]
+    for output, shape in zip((zeros, tokens), words[:2], strict=True):
+        fault = _forward_fault(output, shape)
+        if fault is not None:
+            return fault
+    out = zeros["value"]
     out_shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-    check.that(out_shape == shape, *spec.said("shape", shape=shape, got=out_shape))
-    first_rows = table[:4].expand(*shape)
-    check.that(torch.allclose(out, first_rows), *spec.said("rows"))
-    out, x = _forward(check, spec, got["x"], shape, max_len), got["x_in"]
-    check.that(_shaped(out, x.shape) and torch.allclose(out - x, first_rows, atol=1e-6), *spec.said("added"))
-    out = _forward(check, spec, got["full"], full, max_len)
-    check.that(_shaped(out, full) and torch.allclose(out[0], table), *spec.said("full", max_len=max_len))
-    too_long = got["too_long"]
-    fields = {**too_long, "over": max_len + 1, "max_len": max_len}
-    if too_long.get("value_error"):
-        check.that(str(max_len) in too_long["message"], *spec.said("vague", **fields))
-    else:
-        check.fail(*spec.said("other_error" if too_long.get("raised") else "no_error", **fields))
+    if out_shape != shapes[0]:
+        return Slip(
+            says=f"an input of shape {words[0]} gave an output of shape {out_shape}.",
+            then="the positions are added to the token vectors, so the output has the input's shape.",
+        )
+    rows = table[:4].expand(*shapes[0])
+    if not torch.allclose(out, rows):
+        return Slip(
+            says="on an all-zero input the output is not the table's first T rows, one per position.",
+            then="position p gets row p, in order, and every sequence of the batch gets the same rows.",
+        )
+    x = one.feeds[1]
+    out = tokens["value"]
+    if not (isinstance(out, torch.Tensor) and out.shape == x.shape and torch.allclose(out - x, rows, atol=1e-6)):
+        return Slip(
+            says="on token vectors the output is not the input plus the position rows: the tokens went missing.",
+            then="the layer adds to what it is given; it does not replace it.",
+        )
+    if full["raised"] and full["raised"] != "NotImplementedError":
+        return Slip(
+            says="an input of exactly max_len = {max_len} positions was refused"
+            f" ({full['raised']}: {_quoted(full['message'])}), but it fits the table.",
+            then="every row is usable: positions 0 … max_len − 1 all exist.",
+        )
+    out = full["value"]
+    if not (isinstance(out, torch.Tensor) and tuple(out.shape) == shapes[2] and torch.allclose(out[0], table)):
+        return Slip(
+            says="an input of exactly max_len = {max_len} positions does not get all {max_len} rows.",
+            then="every row is usable: positions 0 … max_len − 1 all exist.",
+        )
+    if too_long["raised"] in _ERROR_NAMES:
+        if str(max_len) in too_long["message"]:
+            return None
+        return Slip(
+            says=f"the error for max_len + 1 positions does not say what the limit is: {_quoted(too_long['message'])}",
+            then="the reader of the error needs the number to know how much to shorten.",
+        )
+    if too_long["raised"]:
+        return Slip(
+            says=f"max_len + 1 positions with a {{max_len}}-row table raised {too_long['raised']}:"
+            f" {_quoted(too_long['message'])}",
+            then="that is PyTorch's error, deep inside the lookup: the statement asks the layer to check the"
+            " length first, and says which error to raise.",
+        )
+    return Slip(
+        says="max_len + 1 positions with a {max_len}-row table raised no error.",
+        then="there is no row for position max_len: the statement says what the layer must do then.",
+    )
 
 
-def _layer_hidden(seed: int) -> list[tuple[Any, ...]]:
-    """A small layer, whose forward is tried on inputs drawn from ``x_seed``, and a wide one (its initial scale)."""
-    return [(10 + seed % 7, 6 + 2 * (seed % 3), {"x_seed": seed}), (256, 16)]
+def _layers(r: random.Random) -> list:
+    max_len, d_model = r.randrange(11, 18), 2 * r.randrange(4, 7)
+    return [call(max_len, d_model, feeds=_feeds(max_len, d_model, r.randrange(1, 2**31))), call(300, 24, feeds=[])]
 
 
-LEARNED_POSITIONS = declared(
-    _DATA,
+LEARNED_POSITIONS = Exercise(
     "ex-3-1",
-    reference=lambda *args, **kwargs: None,  # the judge reads the probe's data against the layer's own table
-    hidden=_layer_hidden,
+    "MyLearnedPositions",
+    checker="check_learned_positions",
+    what="learned position layer",
+    reference=_LearnedPositions,
+    public=[call(10, 6, feeds=_feeds(10, 6, 0)), call(256, 16, feeds=[])],
+    hidden=_layers,
+    answer=_Judged(),
     judge=_judge_layer,
-    probe=_probe_layer,
+    points=2,
 )
 
-
-def _count_cases(seed: int) -> list[Case]:
-    """Learned tables of a few sizes, then the schemes that train nothing.
-
-    Cases, not public calls and ``hidden``: each case's texts are its scheme's, which the data finds by its tag.
-    """
-    sizes = (
-        [(512, 768), (1024, 768), (24, 64), (1, 3)]
-        if seed == PUBLIC_SEED
-        else [(300 + seed % 97, 96), (7, 5 + seed % 11)]
-    )
-    calls = [("learned", n, d) for n, d in sizes] + [("sinusoidal", 512, 768), ("none", 512, 768)]
-    return [Case(call, tag=call[0]) for call in calls]
+# --- ex-3-2: the count ---------------------------------------------------------------------------------------
 
 
 def _count(scheme: str, max_len: int, d_model: int) -> int:
+    """Trained numbers in a position scheme."""
     return max_len * d_model if scheme == "learned" else 0
 
 
-def _count_slips(scheme: str, max_len: int, d_model: int) -> dict[str, int]:
-    return {"added": max_len + d_model, "one_short": (max_len - 1) * d_model} if scheme == "learned" else {}
+def _is_count(got: Any) -> bool:
+    return isinstance(got, int) and not isinstance(got, bool)
 
 
-POSITION_PARAMETERS = declared(_DATA, "ex-3-2", reference=_count, cases=_count_cases, slips=_count_slips)
+POSITION_PARAMETERS = Exercise(
+    "ex-3-2",
+    "count_position_parameters",
+    checker="check_position_parameters",
+    what="parameter counts",
+    reference=_count,
+    public=[
+        call("learned", 512, 768),
+        call("learned", 1024, 768),
+        call("learned", 24, 64),
+        call("learned", 1, 3),
+        call("sinusoidal", 512, 768),
+        call("none", 512, 768),
+    ],
+    hidden=lambda r: [
+        call("learned", 300 + r.randrange(97), 96),
+        call("learned", 7, 5 + r.randrange(11)),
+        call("sinusoidal", 100 + r.randrange(400), 64),
+        call("none", 2048, 8 * r.randrange(4, 32)),
+    ],
+    answer=Exact(),
+    slips=[
+        Slip(
+            when=lambda got, *args: not _is_count(got),
+            says="the count is not a plain Python int: a float or a tensor is not a count.",
+            then="convert what you computed into a Python int before returning it.",
+        ),
+        Slip(
+            lambda scheme, max_len, d_model: max_len + d_model if scheme == "learned" else 0,
+            says="your count grows by one when d_model grows by one: each position owns more than one number.",
+            then="how many numbers make up one row of the table, and how many rows are there?",
+        ),
+        Slip(
+            lambda scheme, max_len, d_model: (max_len - 1) * d_model if scheme == "learned" else 0,
+            says="you counted one row too few: how many positions run from 0 to max_len − 1?",
+            then="a table with max_len = 3 has rows 0, 1 and 2.",
+        ),
+        Slip(
+            lambda scheme, max_len, d_model: max_len * d_model if scheme != "none" else 0,
+            says="the sinusoidal scheme ({scheme}) costs something in your count: ask what gradient descent updates"
+            " there.",
+            then="a table that a formula recomputes every time gives the optimiser nothing to change.",
+        ),
+        Slip(
+            when=lambda got, scheme, *args: scheme == "none" and got != 0,
+            says="with no position scheme ({scheme}), what is there to train?",
+        ),
+    ],
+    otherwise=Slip(
+        says="work out a small case by hand, a learned table of 2 rows of width 3, and compare.",
+        then="only the learned scheme keeps numbers that training changes.",
+    ),
+)
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [LEARNED_POSITIONS, POSITION_PARAMETERS]
