@@ -99,8 +99,8 @@ def test_the_library_s_reference_is_withheld_by_default_and_refused_in_the_noteb
         ({"checker": "verify"}, "starts with 'check_'"),
         ({"public": []}, "at least one public call"),
         ({"points": 0}, "points are positive"),
-        ({"withheld": ("transformerland.nowhere.f",)}, "not a function of the library"),
-        ({"withheld": ("math.sqrt",)}, "not a function of the library"),
+        ({"withheld": ("transformerland.nowhere.f",)}, "not a function or class of the library"),
+        ({"withheld": ("math.sqrt",)}, "not a function or class of the library"),
         ({"slips": [Slip(says="no way to recognise it")]}, "either wrong or when"),
     ],
 )

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .exercise import Exact, Exercise, Kind, Slip, call
+from .exercise import Exact, Exercise, Slip, call
 
 __all__ = [
     "EXERCISES",
@@ -46,13 +46,6 @@ def _feeds(max_len: int, d_model: int, seed: int) -> list[torch.Tensor]:
     """What the layer is fed: zeros, token vectors, exactly ``max_len`` positions, one position too many."""
     tokens = torch.randn(2, 4, d_model, generator=torch.Generator().manual_seed(seed))
     return [torch.zeros(2, 4, d_model), tokens, torch.zeros(1, max_len, d_model), torch.zeros(1, max_len + 1, d_model)]
-
-
-class _Judged(Kind):
-    """The answer kind of a class exercise whose judge makes every check: what passes the judge is right."""
-
-    def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
-        return None
 
 
 #: What a call returns when it is not a layer at all (the sandbox names the type it got).
@@ -184,7 +177,8 @@ LEARNED_POSITIONS = Exercise(
     reference=_LearnedPositions,
     public=[call(10, 6, feeds=_feeds(10, 6, 0)), call(256, 16, feeds=[])],
     hidden=_layers,
-    answer=_Judged(),
+    answer=None,
+    withheld=("transformerland.encodings.learned.LearnedPositionalEmbedding",),
     judge=_judge_layer,
     points=2,
 )

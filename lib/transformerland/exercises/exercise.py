@@ -231,11 +231,14 @@ def _withholding(names: Sequence[str]) -> Iterator[None]:
     swapped = []
     for name in names:
         function = _resolve(name)
-        source = f"def f(*a, **k):\n raise __import__({__name__!r}, fromlist=['_']).ForbiddenCall({name!r})"
+        free = function.__code__.co_freevars  # a method calling super() has one, __class__: the stand-in too
+        source = "def outer():\n" + "".join(f" {n} = None\n" for n in free) + " def f(*a, **k):\n"
+        source += f"  ({', '.join(free)},)\n" if free else ""
+        source += f"  raise __import__({__name__!r}, fromlist=['_']).ForbiddenCall({name!r})\n return f\n"
         stand_in: dict[str, Any] = {}
-        exec(compile(source, "<withheld>", "exec"), stand_in)  # no free variables: it fits any function
+        exec(compile(source, "<withheld>", "exec"), stand_in)
         swapped.append((function, function.__code__))
-        function.__code__ = stand_in["f"].__code__
+        function.__code__ = stand_in["outer"]().__code__
     try:
         yield
     finally:
@@ -254,9 +257,30 @@ def _chapter_withheld(exercise: Exercise) -> tuple[str, ...]:
 
 
 def _resolve(name: str) -> Any:
-    module, _, attribute = name.rpartition(".")
-    found = importlib.import_module(module)
-    return getattr(found, attribute)
+    """What a dotted name names: the longest importable module, then attributes (``module.Class.method``)."""
+    parts = name.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        try:
+            found = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for attribute in parts[cut:]:
+            found = getattr(found, attribute)
+        return found
+    raise ImportError(name)
+
+
+def _functions(name: str) -> list[str]:
+    """The library functions ``name`` stands for: itself, or a class's own methods (a class is withheld whole)."""
+    try:
+        found = _resolve(name)
+    except (ImportError, AttributeError, ValueError):
+        found = None
+    if isinstance(found, type):
+        return [f"{name}.{attribute}" for attribute, value in vars(found).items() if inspect.isfunction(value)]
+    if not name.startswith("transformerland.") or not hasattr(found, "__code__"):
+        raise ValueError(f"withheld names {name!r}, which is not a function or class of the library.")
+    return [name]
 
 
 def _library_name(function: Any) -> str | None:
@@ -300,13 +324,14 @@ class Exercise:
         public: the notebook's calls.
         hidden: ``hidden(rng)``: the grader's calls, drawn with ``rng`` (a ``random.Random``).
         answer: what an answer must be, and how close: :class:`Exact` (default), :class:`Number`,
-            :class:`Tensor`.
+            :class:`Tensor`; None where the judge makes every check (a class exercise).
         slips: the typical wrong answers, tried in order, each with what to say in two stages.
         otherwise: what to say, in two stages, about a wrong answer no slip explains.
         judge: ``judge(got, expected, call) -> Slip | None``: checks of this exercise's own, made before the
             answer is compared (a class exercise's are all here); a Slip says what it found.
-        withheld: library functions (``"transformerland.encodings.sinusoidal.sinusoidal_encoding"``) that the
-            grader's sandbox does not have; by default the reference, when it is one of the library's.
+        withheld: library functions (``"transformerland.encodings.sinusoidal.sinusoidal_encoding"``) or classes
+            (each of its own methods) that the grader's sandbox does not have; by default the reference, when it
+            is one of the library's.
         points: the exercise's weight in the grade.
         what: a few words for the PASSED line (default: the function's name).
         visibility: when Gradescope shows the result: one of :data:`VISIBILITIES`.
@@ -319,7 +344,7 @@ class Exercise:
     reference: Callable[..., Any]
     public: Sequence[Call]
     hidden: Callable[[random.Random], Sequence[Call]]
-    answer: Kind = Exact()
+    answer: Kind | None = Exact()
     slips: Sequence[Slip] = ()
     otherwise: Slip = Slip(says="compare one of your answers with the definition, step by step, by hand.")
     judge: Callable[[Any, Any, Call], Slip | None] | None = None
@@ -339,15 +364,14 @@ class Exercise:
         if not self.public:
             raise ValueError(f"{self.label}: give the notebook at least one public call.")
         default = _library_name(self.reference)
-        withheld = tuple(self.withheld) if self.withheld is not None else ((default,) if default else ())
-        for name in withheld:  # a misspelt name would otherwise withhold nothing, silently
-            try:
-                found = _resolve(name)
-            except (ImportError, AttributeError, ValueError):
-                found = None
-            if not hasattr(found, "__code__") or not name.startswith("transformerland."):
-                raise ValueError(f"{self.label}: withheld names {name!r}, which is not a function of the library.")
+        named = tuple(self.withheld) if self.withheld is not None else ((default,) if default else ())
+        try:  # a misspelt name would otherwise withhold nothing, silently
+            withheld = tuple(function for name in named for function in _functions(name))
+        except ValueError as error:
+            raise ValueError(f"{self.label}: {error}") from None
         object.__setattr__(self, "withheld", withheld)
+        if self.answer is None and self.judge is None:
+            raise ValueError(f"{self.label}: without an answer kind, the judge makes every check: give one.")
         for slip in self.slips:
             if (slip.wrong is None) == (slip.when is None) or not slip.says:
                 raise ValueError(f"{self.label}: a slip has says, and either wrong or when (not both).")
@@ -408,7 +432,7 @@ class Exercise:
         expected = self._expected(one)
         try:
             found = self.judge(answer.value, expected, one) if self.judge is not None else None
-            problem = self.answer.fault(answer.value, expected, hidden) if found is None else None
+            problem = self.answer.fault(answer.value, expected, hidden) if found is None and self.answer else None
         except Exception as error:  # an answer of a shape the checks did not foresee: a verdict, not a crash
             return f"its answer could not be checked ({type(error).__name__}: {error})"[:300], self.otherwise
         if found is not None:
@@ -427,7 +451,7 @@ class Exercise:
         try:
             if slip.when is not None:
                 return bool(slip.when(got, *one.args, **one.kwargs))
-            return self.answer.close(got, slip.wrong(*one.args, **one.kwargs))  # type: ignore[misc]
+            return self.answer is not None and self.answer.close(got, slip.wrong(*one.args, **one.kwargs))  # type: ignore[misc]
         except Exception:  # a slip that does not apply to this call
             return False
 
@@ -478,7 +502,10 @@ def _filled(text: str, reference: Callable[..., Any], one: Call, hidden: bool) -
         fields = {k: k if hidden else _show(v) if hasattr(v, "shape") else v for k, v in named.arguments.items()}
     except (TypeError, ValueError):
         fields = {}
-    return text.format_map(_Missing(fields))
+    try:
+        return text.format_map(_Missing(fields))
+    except (ValueError, IndexError, AttributeError, KeyError):  # braces that are not fields (a student's line)
+        return text
 
 
 class _Missing(dict):
