@@ -35,8 +35,10 @@ import torch
 from torch import nn
 
 from ._validation import (
+    model_vocab_size,
     require_callable,
     require_choice,
+    require_ids_below,
     require_index_tensor,
     require_int,
     require_positive_int,
@@ -261,6 +263,7 @@ def greedy_digits(model: nn.Module, input_ids: torch.Tensor, new_tokens: int = 7
             f"input_ids must be one prompt of at least one token, shape (1, T), got {tuple(input_ids.shape)}."
         )
     new_tokens = require_positive_int(new_tokens, "new_tokens", cap=MAX_NEW_TOKENS)
+    require_ids_below(input_ids, "input_ids", model_vocab_size(model))
     out = model(input_ids, use_cache=True)
     written = []
     for step in range(new_tokens):

@@ -197,7 +197,10 @@ def extend_table(table: torch.Tensor, new_len: int, *, init_std: float = 0.02, s
     new_len = require_positive_int(new_len, "new_len")
     init_std = require_positive_float(init_std, "init_std")
     seed = require_int(seed, "seed", low=0)
-    require_elements(new_len * table.shape[1], "the extended table")
+    # the new rows are drawn in float64 first (so that a seed gives the same rows in every dtype): twice the numbers
+    require_elements(
+        new_len * table.shape[1] + 2 * max(new_len - table.shape[0], 0) * table.shape[1], "the extended table"
+    )
     if new_len < table.shape[0]:
         raise ValueError(
             f"new_len must be at least the table's {table.shape[0]} rows, got {new_len}; "

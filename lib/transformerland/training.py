@@ -21,6 +21,7 @@ from ._validation import (
     require_device,
     require_elements,
     require_float_tensor,
+    require_ids_below,
     require_int,
     require_positive_float,
     require_positive_int,
@@ -47,7 +48,7 @@ _Result = TypeVar("_Result")
 def pick_device(prefer: str | None = None) -> torch.device:
     """``prefer`` if given (it must exist on this machine), else CUDA when available, else the CPU."""
     if prefer is not None:
-        return require_device(prefer, "device")
+        return require_device(prefer, "prefer")
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -92,6 +93,7 @@ def masked_loss(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
     _require_logits(logits, batch)
     if not bool(batch.mask.any()):
         raise ValueError("batch.mask scores no target (all False): there is no loss to average.")
+    require_ids_below(batch.targets[batch.mask], "batch.targets", logits.shape[-1], "logits (its last dimension)")
     return nn.functional.cross_entropy(logits[batch.mask], batch.targets[batch.mask])
 
 

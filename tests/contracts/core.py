@@ -10,7 +10,7 @@ import torch
 from transformerland import analysis, attention, model, remedies, symmetry, tasks, training
 from transformerland.model import POSITION_SCHEMES, TinyTransformer, TransformerConfig
 
-from . import Bool, Choice, Count, Device, Fixed, Number, Size, Tensor, Text, close, contract, finite, record
+from . import Bool, Choice, Count, Device, Fixed, Made, Number, Size, Tensor, Text, close, contract, finite, record
 
 NOT_MODELS = [None, "model", 3]
 
@@ -167,7 +167,10 @@ CONTRACTS = [
     ),
     # --- tasks --------------------------------------------------------------------------------------
     record(
-        "transformerland.tasks.Batch", "its tensors are checked where a batch is read (masked_loss, position_losses)"
+        "transformerland.tasks.Batch",
+        "its tensors are checked where a batch is read (masked_loss, position_losses)",
+        example=batch,
+        holds=lambda b: b.inputs.shape == b.targets.shape == b.mask.shape == (2, 6) and b.mask.dtype == torch.bool,
     ),
     contract(
         "transformerland.tasks.MarkovTask",
@@ -200,13 +203,26 @@ CONTRACTS = [
         prefer=Device(None),
         reference=lambda out, a: isinstance(out, torch.device),
     ),
-    record("transformerland.training.EvalResult", "a result of evaluate(), made from checked numbers"),
-    record("transformerland.training.TrainResult", "a result of train(); smoothed() checks its window"),
+    record(
+        "transformerland.training.EvalResult",
+        "a result of evaluate(), made from checked numbers",
+        example=lambda: training.evaluate(tiny(), tasks.MarkovTask(8, order=1), length=4, batch_size=2, n_batches=1),
+        holds=lambda r: finite(r.loss) and 0 <= r.token_accuracy <= 1 and 0 <= r.sequence_accuracy <= 1,
+    ),
+    record(
+        "transformerland.training.TrainResult",
+        "a result of train(); smoothed() checks its window",
+        example=lambda: training.train(
+            tiny(), tasks.MarkovTask(8, order=1), steps=2, length=4, batch_size=2, warmup=1, progress=False
+        ),
+        holds=lambda r: len(r.losses) == 2 and all(map(finite, r.losses)) and len(r.smoothed(2)) == 2,
+    ),
     contract(
         "transformerland.training.masked_loss",
         logits=Tensor(lambda: torch.randn(2, 6, 8), wrong_shapes=((2, 5, 8), (6, 8))),
         batch=Fixed(batch, bad=[None, (torch.zeros(2, 6), torch.zeros(2, 6))], make=True),
         reference=lambda out, a: finite(out),
+        refuse=({"logits": Made(lambda: torch.randn(2, 6, 4))},),  # targets up to 7, but only 4 classes
     ),
     contract(
         "transformerland.training.train",
@@ -290,6 +306,7 @@ CONTRACTS = [
         init_std=Number(0.02, low=0, low_open=True, span=(0, 10)),
         seed=Count(0),
         reference=lambda out, a: out.shape == (a["new_len"], 2) and torch.equal(out[:3], a["table"]),
+        refuse=({"table": Made(lambda: torch.randn(8, 256)), "new_len": 2**20},),  # 2**28 numbers, drawn in float64
     ),
     contract(
         "transformerland.remedies.with_position_table",
@@ -341,20 +358,18 @@ CONTRACTS = [
             @ torch.nn.functional.normalize(a["table"].double(), dim=1).T,
             1e-5,
         ),
+        refuse=({"table": Made(lambda: torch.randn(2**15, 8))},),  # a (2**15, 2**15) matrix: 2**30 numbers
     ),
     contract(
         "transformerland.analysis.similarity_by_offset",
         similarity=Tensor(lambda: torch.randn(5, 5), wrong_shapes=((5, 4), (5,), (0, 0))),
-        max_offset=Size(2, optional=True, edges=(10,)),
+        max_offset=Size(2, optional=True, edges=(4, 10)),
+        # (K + 1,) for K = max_offset, as documented: an offset past N - 1 is refused, not cut
         reference=lambda out, a: close(
             out,
-            torch.stack(
-                [
-                    a["similarity"].double().diagonal(k).mean()
-                    for k in range(min(4 if a["max_offset"] is None else a["max_offset"], 4) + 1)
-                ]
-            ),
+            torch.stack([a["similarity"].double().diagonal(k).mean() for k in range((a["max_offset"] or 4) + 1)]),
         ),
+        refuse=({"similarity": Made(lambda: torch.randn(6, 6)), "max_offset": 6},),
     ),
     contract(
         "transformerland.analysis.linear_position_probe",

@@ -51,9 +51,26 @@ def _inside_recipe(model, scaling, seq_len):
 TRIAL = {"recipe": "plain RoPE", "n_tokens": 64, "found": True}
 
 CONTRACTS = [
-    record("transformerland.passkey.Wording", "four texts; passkey_prompt checks the wording's name"),
-    record("transformerland.passkey.PasskeyPrompt", "made by passkey_prompt from checked arguments"),
-    record("transformerland.passkey.PasskeyResult", "made by passkey_trial from checked arguments"),
+    record(
+        "transformerland.passkey.Wording",
+        "four texts; passkey_prompt checks the wording's name",
+        example=lambda: passkey.WORDINGS[passkey.WORDING],
+        holds=lambda w: w.needle.count("{key}") == 2 and not any(c.isdigit() for c in w.intro + w.filler + w.question),
+    ),
+    record(
+        "transformerland.passkey.PasskeyPrompt",
+        "made by passkey_prompt from checked arguments",
+        example=lambda: passkey.passkey_prompt(CharTokenizer(), 400, 0.5, "40721"),
+        holds=lambda p: p.input_ids.shape == (1, 400) and p.key == "40721",
+    ),
+    record(
+        "transformerland.passkey.PasskeyResult",
+        "made by passkey_trial from checked arguments",
+        example=lambda: passkey.passkey_trial(tiny_llama(), CharTokenizer(), 400, 0.5, "40721", new_tokens=2),
+        holds=lambda r: (
+            r.n_tokens == 400 and isinstance(r.found, bool) and r.found == passkey.passkey_found(r.answer, r.key)
+        ),
+    ),
     contract(
         "transformerland.passkey.passkey_prompt",
         tokenizer=Fixed(CharTokenizer(), bad=[None, 3, "tokenizer"]),
@@ -95,6 +112,7 @@ CONTRACTS = [
         input_ids=Tensor(lambda: torch.tensor([[1, 2, 3, 4]]), kind="index", wrong_shapes=((2, 4), (1, 0), (4,))),
         new_tokens=Size(3, cap=passkey.MAX_NEW_TOKENS),
         reference=lambda out, a: out.shape == (a["new_tokens"],),
+        refuse=({"input_ids": torch.tensor([[1, 2, 128]])}, {"input_ids": torch.tensor([[-1, 2]])}),  # vocabulary: 128
     ),
     contract(
         "transformerland.passkey.passkey_trial",
