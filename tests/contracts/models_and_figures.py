@@ -13,7 +13,7 @@ from transformerland.interactive import choice, slider, toggle
 
 from . import Bool, Choice, Count, Device, Fixed, Number, Size, Tensor, Text, close, contract, finite, record
 
-B = "transformerland.bert_weights"
+B = "transformerland.bert.weights"
 G = "transformerland.llm.gguf_file"
 I = "transformerland.llm.inside"  # noqa: E741
 X = "transformerland.interactive"
@@ -74,7 +74,7 @@ CURVES = {"learned": torch.tensor([1.0, 2.0, 3.0]), "rope": torch.tensor([2.0, 1
 CONTRACTS = [
     # --- BERT -----------------------------------------------------------------------------------------
     contract(
-        "transformerland.bert_embeddings.BertEmbeddingConfig",
+        "transformerland.bert.embeddings.BertEmbeddingConfig",
         vocab_size=Size(16),
         hidden_size=Size(4),
         max_position_embeddings=Size(8),
@@ -84,9 +84,9 @@ CONTRACTS = [
         pad_token_id=Count(0, low=0, high=15),
         reference=lambda out, a: out.num_parameters == sum(out.parameter_counts().values()),
     ),
-    contract("transformerland.bert_embeddings.BertEmbeddings", config=Fixed(BERT_BASE, bad=[None, {"vocab_size": 8}])),
+    contract("transformerland.bert.embeddings.BertEmbeddings", config=Fixed(BERT_BASE, bad=[None, {"vocab_size": 8}])),
     contract(
-        "transformerland.bert_embeddings.BertEmbeddings.forward",
+        "transformerland.bert.embeddings.BertEmbeddings.forward",
         call=lambda input_ids, token_type_ids, position_ids: small_bert()(input_ids, token_type_ids, position_ids),
         input_ids=Tensor(
             lambda: torch.randint(16, (2, 5)),
@@ -101,7 +101,7 @@ CONTRACTS = [
         reference=lambda out, a: out.shape == (2, 5, 4) and finite(out),
     ),
     record(
-        "transformerland.bert_embeddings.Contributions",
+        "transformerland.bert.embeddings.Contributions",
         "three tensors made by BertEmbeddings.contributions",
         example=lambda: small_bert().contributions(torch.tensor([[1, 2, 3]])),
         holds=lambda c: all(t.shape == (1, 3, 4) for t in c) and close(c.total(), (c.word + c.segment) + c.position),

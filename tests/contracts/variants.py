@@ -12,8 +12,8 @@ from .encodings import theta
 P = "transformerland.encodings.partial_rotary"
 M = "transformerland.encodings.mrope"
 X = "transformerland.encodings.axial"
-LP = "transformerland.layer_plans"
-MLA = "transformerland.mla"
+LP = "transformerland.encodings.layer_plans"
+MLA = "transformerland.encodings.mla"
 
 
 def rope_model(n_layers: int = 2) -> TinyTransformer:

@@ -21,14 +21,14 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validation import (
+from .._validation import (
     optional_device,
     require_choice,
     require_elements,
     require_positive_float,
     require_positive_int,
 )
-from .attention import SelfAttention
+from ..attention import SelfAttention
 
 __all__ = [
     "LayerPlan",

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validation import (
+from .._validation import (
     MAX_SIZE,
     require_choice,
     require_elements,
@@ -34,9 +34,9 @@ from ._validation import (
     require_positive_int,
     require_tensor,
 )
-from .encodings.learned import LearnedPositionalEmbedding
-from .tasks import Batch, Task
-from .training import TrainResult, _require_logits, train
+from ..encodings.learned import LearnedPositionalEmbedding
+from ..tasks import Batch, Task
+from ..training import TrainResult, _require_logits, train
 
 __all__ = [
     "extend_table",

@@ -34,7 +34,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validation import (
+from .._validation import (
     model_vocab_size,
     require_callable,
     require_choice,
@@ -44,7 +44,7 @@ from ._validation import (
     require_positive_int,
     require_str,
 )
-from .encodings.rope_scaling import rope_frequencies
+from ..encodings.rope_scaling import rope_frequencies
 
 __all__ = [
     "ANSWER_TOKENS",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import (
+from .._validation import (
     require_elements,
     require_float_tensor,
     require_int,
