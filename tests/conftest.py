@@ -1,4 +1,9 @@
-"""Fixtures shared by the library's and the checkers' tests."""
+"""Fixtures shared by the library's and the checkers' tests, and the real models, each loaded once per session.
+
+A test that asks for one of :data:`REAL_MODELS` is marked ``slow`` here (loading SmolLM2 takes about 20 s on a
+2-core CPU and opening its GGUF file about 10, more than the tests themselves), so that ``make test-fast`` leaves
+it out. MiniLM's embedding layer and tokenizer load in about a second: their tests stay in the fast tier.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,58 @@ from typing import NamedTuple
 
 import pytest
 from transformerland.exercises import VERDICT_PATTERN, CheckResult
+
+#: The fixtures that load a real model; the tests that use them are slow.
+REAL_MODELS = {"smollm2", "smollm2_sentence", "gguf_file"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``slow`` every test that needs a real language model (:data:`REAL_MODELS`)."""
+    for item in items:
+        if REAL_MODELS & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture(scope="session")
+def gguf_file():
+    """SmolLM2's GGUF file, opened (its header read, the tensors mapped, not loaded)."""
+    from transformerland import llm
+
+    return llm.GGUFFile()
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    """``(model, tokenizer)``: SmolLM2-135M from its GGUF file, loaded once for the whole session.
+
+    Shared by every test that asks for it: a test that changes the model puts it back as it found it.
+    """
+    from transformerland import llm
+
+    return llm.load_smollm2()
+
+
+@pytest.fixture(scope="session")
+def smollm2_sentence(smollm2):
+    """One English sentence as SmolLM2's ids, ``(1, T)``."""
+    _, tokenizer = smollm2
+    return tokenizer("The apple fell from the tree because it was ripe.", return_tensors="pt").input_ids
+
+
+@pytest.fixture(scope="session")
+def minilm_embeddings():
+    """MiniLM's BERT embedding layer (the real weights), loaded once for the session."""
+    from transformerland.bert import load_minilm_embeddings
+
+    return load_minilm_embeddings()
+
+
+@pytest.fixture(scope="session")
+def minilm_tokenizer():
+    """MiniLM's tokenizer, loaded once for the session."""
+    from transformerland.bert import load_minilm_tokenizer
+
+    return load_minilm_tokenizer()
 
 
 class Verdict(NamedTuple):
@@ -43,3 +100,13 @@ def working_sandbox() -> None:
     why = sandbox.problem()
     if why:
         pytest.fail(f"no working bubblewrap sandbox on this machine, so grading cannot be tested:\n{why}")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The contract test's counts (tests/test_contract.py), when it ran in this process."""
+    from tests.contracts import COUNTS
+
+    if COUNTS:
+        line = ", ".join(f"{count} {what}" for what, count in sorted(COUNTS.items()))
+        terminalreporter.write_sep("-", "the library's contract")
+        terminalreporter.write_line(line)

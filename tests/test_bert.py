@@ -15,8 +15,6 @@ from transformerland.bert import (
     SequenceTooLongError,
     encode_pair,
     load_bert_embeddings,
-    load_minilm_embeddings,
-    load_minilm_tokenizer,
     minilm_model_path,
 )
 
@@ -33,14 +31,14 @@ PAIRS = [
 SMALL = BertEmbeddingConfig(vocab_size=11, hidden_size=6, max_position_embeddings=8, type_vocab_size=2)
 
 
-@pytest.fixture(scope="module")
-def layer() -> BertEmbeddings:
-    return load_minilm_embeddings()
+@pytest.fixture
+def layer(minilm_embeddings) -> BertEmbeddings:
+    return minilm_embeddings
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    return load_minilm_tokenizer()
+@pytest.fixture
+def tokenizer(minilm_tokenizer):
+    return minilm_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -91,14 +89,14 @@ def test_tokenizer_builds_cls_a_sep_b_sep_without_padding(tokenizer):
     assert single.tokens[-1] == "[SEP]" and single.token_type_ids.sum() == 0
 
 
-def test_a_padding_tokenizer_is_refused():
+def test_a_padding_tokenizer_is_refused(tokenizer):
     from tokenizers import Tokenizer
 
     raw = Tokenizer.from_file(str(minilm_model_path() / "tokenizer.json"))  # pads to 128 as shipped
     with pytest.raises(ValueError, match="no_padding"):
         encode_pair(raw, "The apple fell.")
     with pytest.raises(TypeError, match="string"):
-        encode_pair(load_minilm_tokenizer(), "fine", 42)
+        encode_pair(tokenizer, "fine", 42)
 
 
 def test_the_wall_at_position_512(layer, tokenizer):

@@ -11,17 +11,15 @@ from transformerland.bert import (
     BertEmbeddings,
     SequenceTooLongError,
     encode_pair,
-    load_minilm_embeddings,
-    load_minilm_tokenizer,
     minilm_model_path,
 )
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 
-@pytest.fixture(scope="module")
-def layer() -> BertEmbeddings:
-    return load_minilm_embeddings()
+@pytest.fixture
+def layer(minilm_embeddings) -> BertEmbeddings:
+    return minilm_embeddings
 
 
 @pytest.fixture(scope="module")
@@ -32,8 +30,8 @@ def reference():
 
 
 @pytest.fixture(scope="module")
-def pair():
-    return encode_pair(load_minilm_tokenizer(), "The apple fell from the tree.", "Pip caught it.")
+def pair(minilm_tokenizer):
+    return encode_pair(minilm_tokenizer, "The apple fell from the tree.", "Pip caught it.")
 
 
 def test_default_positions_are_arange(layer, pair):

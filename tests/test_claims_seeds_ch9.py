@@ -80,6 +80,7 @@ def test_ch9_all_plans_alike_in_distribution(seed: int) -> None:
     assert max(at_32) - min(at_32) < 0.03, at_32
 
 
+@pytest.mark.slow  # a smoke run of the sweep: each plan's model built and trained, about 12 s
 @pytest.mark.parametrize("plan", sorted(PLANS))
 def test_ch9_sweep_models_train_for_two_steps(plan: str) -> None:
     assert all(torch.isfinite(torch.tensor(v)) for v in losses(plan, 0, steps=2))

@@ -5,7 +5,9 @@ a good call at a time. A bad value must be refused with a ``ValueError`` or ``Ty
 in ``transformerland``'s own code, with a message, within a second; an edge value must be refused
 the same way or give a result the entry's reference accepts. A public callable (a name in some
 module's ``__all__``) without an entry fails :func:`test_every_public_callable_has_a_contract`.
-The counts are printed at the end of the run (``-s`` or the terminal summary).
+Each entry's named bad calls (``refuse=``) must be refused the same way; a refusal whose message opens
+with an argument's name must name one of the callable's own; a record's example must hold what its
+entry says. The counts go to pytest's terminal summary (``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -13,9 +15,9 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import re
 import signal
 import time
-from collections import Counter
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,7 +26,7 @@ import transformerland
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.contracts import Contract, all_contracts
+from tests.contracts import COUNTS, Contract, all_contracts
 
 PACKAGE_DIR = Path(transformerland.__file__).parent
 #: Left to their own helper: the exercises' checkers answer a student with a verdict, not an error.
@@ -33,7 +35,8 @@ SECOND = 1.0
 EXAMPLES = 12
 
 CONTRACTS = {c.target: c for c in all_contracts()}
-COUNTS: Counter[str] = Counter()
+#: A message that opens with an argument's name: ``head_dim must be even``, ``scaling['factor'] = 0.5 ...``.
+OPENS_WITH_A_NAME = re.compile(r"^([a-z_][a-z0-9_]*)(?:\[[^\]]*\]|\.[a-z_]+)* (?:must|=|has|holds|is) ")
 
 
 def public_callables() -> dict[str, Any]:
@@ -103,7 +106,24 @@ def _run(entry: Contract, args: dict[str, Any]) -> tuple[str, Any]:
         assert _raised_in_our_code(error), f"{entry.target}({_show(args)}): a bare {error!r} from outside the library"
         assert str(error).strip(), f"{entry.target}({_show(args)}): an error without a message"
         assert seconds < SECOND, f"{entry.target}({_show(args)}): refused only after {seconds:.1f} s"
+        named = OPENS_WITH_A_NAME.match(str(error))
+        own = _parameters(function)
+        assert named is None or own is None or named[1] in own, (
+            f"{entry.target}({_show(args)}): the message names {named[1]!r}, which is no argument of the call "
+            f"({sorted(own or ())}): {error}"
+        )
     return outcome
+
+
+def _parameters(function: Any) -> set[str] | None:
+    """The names of ``function``'s arguments (``None`` when it takes ``**kwargs`` or has no signature)."""
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return {p.name for p in parameters}
 
 
 def _show(args: dict[str, Any]) -> str:
@@ -116,11 +136,16 @@ def _show(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={short(v)}" for k, v in args.items())
 
 
-@pytest.mark.parametrize("target", sorted(CONTRACTS))
+@pytest.mark.parametrize(
+    "target", [pytest.param(t, marks=pytest.mark.slow) if CONTRACTS[t].slow else t for t in sorted(CONTRACTS)]
+)
 def test_the_contract_holds(target: str):
     entry = CONTRACTS[target]
     if entry.record:
-        COUNTS["records (checked where they are read)"] += 1
+        example = entry.example()
+        assert type(example).__name__ == target.rpartition(".")[2], f"{target}: the example is a {type(example)}"
+        assert entry.holds(example), f"{target}: the example does not hold what its entry says: {example!r}"
+        COUNTS["records made and checked"] += 1
         return
     COUNTS["callables driven"] += 1
     if entry.run_good:
@@ -161,8 +186,15 @@ def test_the_contract_holds(target: str):
     drive()
 
 
-def test_zz_report_the_counts(capsys: pytest.CaptureFixture[str]):
-    """Runs last (by name): the counts of this run, printed."""
-    with capsys.disabled():
-        line = ", ".join(f"{count} {what}" for what, count in sorted(COUNTS.items()))
-        print(f"\ncontract: {len(CONTRACTS)} entries; {line}")
+NAMED = [(target, i) for target, entry in sorted(CONTRACTS.items()) for i in range(len(entry.refuse))]
+
+
+@pytest.mark.parametrize(("target", "index"), NAMED, ids=[f"{t}-{i}" for t, i in NAMED])
+def test_the_named_bad_calls_are_refused(target: str, index: int):
+    entry = CONTRACTS[target]
+    args = entry.refused_args(index)
+    kind, result = _run(entry, args)
+    assert kind == "refused", (
+        f"{target}({_show(args)}): this named bad call was accepted and gave {_show({'': result})}"
+    )
+    COUNTS["named bad calls refused"] += 1

@@ -15,6 +15,7 @@ import yaml
 
 from tools import tables
 from tools.book import ROOT, chapters, pages
+from tools.exercises import LABEL, META_LINE
 from tools.facts import facts, objectives
 from tools.new_chapter import TEMPLATE, new_chapter
 from tools.release import install_requirement, version
@@ -26,11 +27,8 @@ CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 REPO_URL = CONFIG["repository"]["url"].rstrip("/")
 BRANCH = CONFIG["repository"]["branch"]
 
-EXERCISE = re.compile(r"```\{exercise\}[^\n]*\n:label: (ex-\d+-\d+)\n(?:\s*:[a-z-]+:[^\n]*\n)*\s*\n?([^\n]*)")
-SOLUTION = re.compile(r"```\{(solution|solution-start)\} (ex-\d+-\d+)")
-META_LINE = re.compile(
-    r"^\*\*Difficulty:\*\* (★☆☆|★★☆|★★★) · \*\*Objective:\*\* .+ · \*\*Suits:\*\* (homework|lab|discussion)$"
-)
+EXERCISE = re.compile(rf"```\{{exercise\}}[^\n]*\n:label: ({LABEL})\n(?:\s*:[a-z-]+:[^\n]*\n)*\s*\n?([^\n]*)")
+SOLUTION = re.compile(rf"```\{{(solution|solution-start)\}} ({LABEL})")
 FORBIDDEN_PATHS = [
     r"sys\.path",
     r"os\.chdir",

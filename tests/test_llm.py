@@ -35,11 +35,6 @@ def test_missing_reader_package_names_the_pip_command(monkeypatch, module):
 # --- Reading the GGUF file itself ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def gguf_file() -> llm.GGUFFile:
-    return llm.GGUFFile()
-
-
 def test_gguf_metadata_holds_the_position_configuration(gguf_file):
     meta = gguf_file.metadata
     assert meta["general.architecture"] == "llama"
@@ -257,19 +252,12 @@ def test_replaced_parameters_puts_the_originals_back():
         pass
 
 
-# --- On the real model (loaded once for the module) ----------------------------------------------------
+# --- On the real model (loaded once for the session, tests/conftest.py; these tests are slow) -----------
 
 
-@pytest.fixture(scope="module")
-def smollm2():
-    model, tokenizer = llm.load_smollm2()
-    return model, tokenizer
-
-
-@pytest.fixture(scope="module")
-def sentence(smollm2):
-    _, tokenizer = smollm2
-    return tokenizer("The apple fell from the tree because it was ripe.", return_tensors="pt").input_ids
+@pytest.fixture
+def sentence(smollm2_sentence):
+    return smollm2_sentence
 
 
 def test_the_tokenizer_pads_with_the_files_padding_token(smollm2, gguf_file):

@@ -141,20 +141,24 @@ def test_the_committed_grid_records_its_provenance():
     assert set(scores) == set(grid["recipes"]) and all(0 <= v <= 1 for row in scores.values() for v in row.values())
 
 
-@pytest.mark.slow
-def test_one_grid_point_rerun_on_this_machine_agrees_with_the_file():
-    """The shortest length, plain RoPE, the first two needles: the same answers as the committed grid."""
-    from transformerland.llm import load_smollm2
+def test_one_grid_point_rerun_on_this_machine_agrees_with_the_file(smollm2):
+    """The shortest length, plain RoPE, the first two needles: the same answers as the committed grid.
 
+    On the session's SmolLM2 (tests/conftest.py; slow), with the grid's attention (sdpa), put back after.
+    """
     grid = load_passkey_grid()
     shortest = min(t["n_tokens"] for t in grid["trials"])
     recorded = [t for t in grid["trials"] if t["n_tokens"] == shortest and t["recipe"] == "plain RoPE"][:2]
-    model, tokenizer = load_smollm2()
+    model, tokenizer = smollm2
+    before = model.config._attn_implementation
     model.set_attn_implementation("sdpa")
-    for t in recorded:
-        again = passkey_trial(
-            model, tokenizer, t["n_tokens"], t["depth"], t["key"], None, new_tokens=grid["new_tokens"],
-            wording=grid["wording"],
-        )  # fmt: skip
-        assert again.answer == t["answer"], (again, t)
-        assert again.found == t["found"] == passkey_found(t["answer"], t["key"]), (again, t)
+    try:
+        for t in recorded:
+            again = passkey_trial(
+                model, tokenizer, t["n_tokens"], t["depth"], t["key"], None, new_tokens=grid["new_tokens"],
+                wording=grid["wording"],
+            )  # fmt: skip
+            assert again.answer == t["answer"], (again, t)
+            assert again.found == t["found"] == passkey_found(t["answer"], t["key"]), (again, t)
+    finally:
+        model.set_attn_implementation(before)

@@ -12,8 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tools.book import ROOT
 from tools.prerequisites import python_range
+
+#: Slow, and needs the network: pip reads every pin's metadata from the package index.
+pytestmark = pytest.mark.slow
 
 
 def resolve(version: tuple[int, int], scratch: Path) -> subprocess.Popen:

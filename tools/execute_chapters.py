@@ -7,8 +7,9 @@ its final state), and the kernel's per-cell timing metadata is dropped, so that 
 only what the code printed or drew. Then, by default, the chapter is written back (what is
 committed); with ``--cache``, its outputs go into the build's jupyter-cache instead
 (``_build/.jupyter_cache``), where the book's build (``execute_notebooks: cache``) takes them rather
-than executing the chapter again. ``make book`` runs it that way, two chapters at a time. Run from
-the repository's root::
+than executing the chapter again. ``make book`` runs it that way, two chapters at a time. It says what it
+will do first, then reports each chapter as it finishes (``[3 of 9] 05_extrapolation.ipynb: 41.2 s``), in
+the order they finish. Run from the repository's root::
 
     python -m tools.execute_chapters                       # every chapter, written back
     python -m tools.execute_chapters book/05_extrapolation.ipynb
@@ -19,8 +20,8 @@ from __future__ import annotations
 
 import argparse
 import copy
-from concurrent.futures import ProcessPoolExecutor
-from itertools import repeat
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import nbformat
@@ -97,10 +98,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=1, help="chapters run at the same time (default 1)")
     args = parser.parse_args(argv)
     paths = [path.resolve() for path in args.notebooks] or chapters()
+    where = "outputs kept for the site" if args.cache else "written back with their outputs"
+    print(
+        f"executing {len(paths)} chapter(s), {args.jobs} at a time ({where}), each reported as it finishes", flush=True
+    )
+    start = time.perf_counter()
     with ProcessPoolExecutor(args.jobs) as pool:
-        times = pool.map(execute, paths, repeat(args.timeout), repeat(args.cache))
-        for path, seconds in zip(paths, times, strict=True):
-            print(f"{path.name}: {seconds:.1f} s", flush=True)
+        running = {pool.submit(execute, path, args.timeout, args.cache): path for path in paths}
+        for done, future in enumerate(as_completed(running), start=1):
+            line = progress_line(done, len(paths), running[future].name, future.result(), time.perf_counter() - start)
+            print(line, flush=True)
+
+
+def progress_line(done: int, total: int, name: str, seconds: float, elapsed: float) -> str:
+    """``[3 of 9] 05_extrapolation.ipynb: 41.2 s (2 min 03 s so far)``: a chapter that has just finished."""
+    return f"[{done} of {total}] {name}: {seconds:.1f} s ({int(elapsed // 60)} min {int(elapsed % 60):02d} s so far)"
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 
 from tools.book import ROOT, chapter_number, chapters, read, title
-from tools.exercises import Exercise, exercises
+from tools.exercises import ExerciseDirective, exercises
 
 #: Where the page goes, relative to the root.
 PAGE = Path("book/exercise_list.md")
@@ -42,7 +42,7 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|") or "—"
 
 
-def _table(found: list[Exercise]) -> list[str]:
+def _table(found: list[ExerciseDirective]) -> list[str]:
     rows = ["| exercise | difficulty | suits | objective |", "| --- | --- | --- | --- |"]
     for exercise in found:
         name = f"{{ref}}`{exercise.label}`" + (f": {_cell(exercise.title)}" if exercise.title else "")
@@ -50,7 +50,7 @@ def _table(found: list[Exercise]) -> list[str]:
     return rows
 
 
-def _checkers(number: int, found: list[Exercise]) -> str:
+def _checkers(number: int, found: list[ExerciseDirective]) -> str:
     """The sentence naming a chapter's checkers."""
     named = [f"`{exercise.checker}` ({{ref}}`{exercise.label}`)" for exercise in found if exercise.checker]
     if not named:
@@ -61,7 +61,7 @@ def _checkers(number: int, found: list[Exercise]) -> str:
 def render(root: Path = ROOT) -> str:
     """The page's text for the book at ``root``."""
     lines = [INTRO]
-    everything: list[Exercise] = []
+    everything: list[ExerciseDirective] = []
     for path in chapters(root):
         nb = read(path)
         found = exercises(nb)

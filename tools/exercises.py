@@ -20,20 +20,23 @@ META_LINE = re.compile(
     r"^\*\*Difficulty:\*\* (?P<difficulty>★☆☆|★★☆|★★★) · \*\*Objective:\*\* (?P<objective>.+) · "
     r"\*\*Suits:\*\* (?P<suits>homework|lab|discussion)$"
 )
-LABEL = re.compile(r"ex-(?P<chapter>\d+)-(?P<n>\d+)")
+#: An exercise's label, ``ex-<chapter>-<n>``: the one pattern the tools and tests build their expressions from.
+#: (The checkers' own copy, in ``transformerland.exercises.checking``, is the library's: it cannot import tools.)
+LABEL = r"ex-\d+-\d+"
 
 
 def exercise_number(label: str) -> str:
     """The number the site shows for an exercise label: ``2.1`` for ``ex-2-1``."""
-    match = LABEL.fullmatch(label)
-    if match is None:
+    if not isinstance(label, str) or re.fullmatch(LABEL, label) is None:
         raise ValueError(f"exercise labels look like 'ex-2-1', got {label!r}.")
-    return f"{match['chapter']}.{match['n']}"
+    _, chapter, n = label.split("-")
+    return f"{chapter}.{n}"
 
 
 @dataclass(frozen=True)
-class Exercise:
-    """One exercise: its label, title and meta line, and the checker its gated solution is followed by."""
+class ExerciseDirective:
+    """One exercise directive of a notebook: its label, title and meta line, and the checker its gated solution is
+    followed by. (The checker's own description of an exercise is ``transformerland.exercises.spec.Exercise``.)"""
 
     label: str
     title: str
@@ -104,7 +107,7 @@ def checkers(nb: nbformat.NotebookNode, found: list[Gate]) -> dict[str, str | No
     }
 
 
-def exercises(nb: nbformat.NotebookNode) -> list[Exercise]:
+def exercises(nb: nbformat.NotebookNode) -> list[ExerciseDirective]:
     """The exercises of a notebook, in order, read from their directives and meta lines."""
     found_checkers = checkers(nb, gates(nb))
     found = []
@@ -121,7 +124,7 @@ def exercises(nb: nbformat.NotebookNode) -> list[Exercise]:
             if meta is None:
                 raise ValueError(f"{label}: the first line of its body must be the meta line, got {first_line!r}.")
             found.append(
-                Exercise(
+                ExerciseDirective(
                     label,
                     directive.argument,
                     meta["difficulty"],

@@ -16,6 +16,9 @@ import nbformat
 from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
+#: Arguments every kernel is started with: its log at errors only (see run_in_empty_folder).
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
+
 
 def run_in_empty_folder(
     notebook: nbformat.NotebookNode,
@@ -41,6 +44,8 @@ def run_in_empty_folder(
         env: the kernel's environment variables (default: this process's).
     """
     start = time.perf_counter()
+    # The kernel's own log stays quiet below errors: ipykernel warns on every start that its local TCP sockets
+    # are not encrypted, a line that reads like a fault in the middle of a build's progress.
     options = {"km": kernel_manager} if kernel_manager is not None else {}
     with tempfile.TemporaryDirectory(prefix="notebook-") as folder:
         client = NotebookClient(
@@ -50,6 +55,7 @@ def run_in_empty_folder(
             interrupt_on_timeout=interrupt_on_timeout,
             kernel_name=kernel_name,
             resources={"metadata": {"path": folder}},
+            extra_arguments=KERNEL_ARGUMENTS,
             **options,
         )
         client.execute(**({"env": env} if env is not None else {}))

@@ -17,7 +17,16 @@ instead. The rules, the same in every module:
   and masks have their own dtypes, checked where they are read;
 * tensors that meet in one computation share a **device** and a **dtype**;
 * a requested **device** exists on this machine (``"cuda"`` without a GPU is refused here,
-  not deep inside PyTorch).
+  not deep inside PyTorch);
+* **positions, angles, frequencies and factors** are finite: a NaN or infinite position is refused,
+  because it would turn into a NaN result that looks like any other tensor;
+* **token ids** lie in ``[0, vocab_size)`` of the model they are fed to, checked before the model runs.
+
+**NaN activations pass through.** Token vectors, queries, keys, values, logits and the other
+activations are *not* scanned for NaN or infinity: like torch's own layers, the library computes
+with what it is given, and a NaN in comes out as a NaN. (Scanning every activation would cost a
+pass over each tensor and a device synchronisation in every forward pass.) Only the numbers that
+say *where* or *how much* (positions, frequencies, factors, sizes) are checked.
 """
 
 from __future__ import annotations
@@ -177,11 +186,43 @@ def require_index_tensor(
 
 
 def require_position_tensor(x: object, name: str, ndim: int | tuple[int, ...] | None = None) -> torch.Tensor:
-    """Positions: integer or floating values (fractional positions are allowed); booleans and complex refused."""
+    """Positions: integer or finite floating values (fractional positions are allowed); booleans and complex refused."""
     require_tensor(x, name, ndim)
     if x.dtype.is_complex or x.dtype == torch.bool:
         raise TypeError(f"{name} must hold positions as integers or floats, got dtype {x.dtype}.")
+    return require_finite_tensor(x, name, "positions")
+
+
+def require_finite_tensor(x: torch.Tensor, name: str, what: str = "numbers") -> torch.Tensor:
+    """Raise ``ValueError`` if a floating ``x`` holds NaN or an infinity (positions, frequencies, angles)."""
+    if x.dtype.is_floating_point and x.numel() and not bool(torch.isfinite(x).all()):
+        bad = int((~torch.isfinite(x)).sum())
+        raise ValueError(
+            f"{name} must hold finite {what}, but {bad} of its {x.numel()} values are NaN or infinite; "
+            f"find where they were made (torch.isfinite({name}) shows which)."
+        )
     return x
+
+
+def require_ids_below(ids: torch.Tensor, name: str, vocab_size: int | None, whose: str = "the model") -> torch.Tensor:
+    """Raise ``ValueError`` unless every id in ``ids`` lies in ``[0, vocab_size)`` (``None``: only ``≥ 0`` checked)."""
+    if not ids.numel():
+        return ids
+    low, high = int(ids.min()), int(ids.max())
+    if low < 0:
+        raise ValueError(f"{name} holds the negative id {low}; token ids count from 0.")
+    if vocab_size is not None and high >= vocab_size:
+        raise ValueError(
+            f"{name} holds the id {high}, but {whose} knows {vocab_size} tokens (ids 0 to {vocab_size - 1}): "
+            "encode the text with the model's own tokenizer."
+        )
+    return ids
+
+
+def model_vocab_size(model: object) -> int | None:
+    """The number of token ids ``model`` embeds (``model.config.vocab_size``), or ``None`` when it does not say."""
+    size = getattr(getattr(model, "config", None), "vocab_size", None)
+    return size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
 def require_same(tensors: Sequence[tuple[str, torch.Tensor]]) -> None:

@@ -25,7 +25,7 @@ from ._validation import (
     require_same,
 )
 from .encodings.alibi import alibi_bias
-from .encodings.rope_scaling import rope_frequencies
+from .encodings.rope_scaling import depends_on_length, rope_frequencies
 from .encodings.rotary import apply_rotary
 
 __all__ = [
@@ -214,10 +214,23 @@ class SelfAttention(nn.Module):
         """RoPE's one step: turn queries and keys ``(B, H, T, d)`` by their positions; unchanged otherwise."""
         if self.position != "rope":
             return q, k
-        inv_freq, gain = rope_frequencies(q.shape[-1], self.rope_base, self.rope_scaling, seq_len=q.shape[-2])  # (d/2,)
+        inv_freq, gain = self._frequencies(q.shape[-1], q.shape[-2])  # (d/2,)
         return apply_rotary(q, inv_freq=inv_freq, attention_factor=gain), apply_rotary(
             k, inv_freq=inv_freq, attention_factor=gain
         )
+
+    def _frequencies(self, head_dim: int, length: int) -> tuple[torch.Tensor, float]:
+        """The recipe's ``(inv_freq (d/2,), attention factor)``, kept between calls.
+
+        Computed again only when the recipe or the base changes, or, for a recipe that reads the current
+        length (dynamic NTK, LongRoPE: ``LENGTH_DEPENDENT``), when the length does.
+        """
+        scaling = self.rope_scaling
+        key = (head_dim, self.rope_base, repr(scaling), length if depends_on_length(scaling) else None)
+        if getattr(self, "_rope_key", None) != key:
+            self._rope_cached = rope_frequencies(head_dim, self.rope_base, scaling, seq_len=length)
+            self._rope_key = key
+        return self._rope_cached
 
     def _causal_mask(self, length: int) -> torch.Tensor:
         """The ``(T, T)`` causal mask, cut from the kept one (rebuilt only for a longer input)."""

@@ -21,6 +21,7 @@ from ._validation import (
     require_device,
     require_elements,
     require_float_tensor,
+    require_ids_below,
     require_int,
     require_positive_float,
     require_positive_int,
@@ -46,8 +47,13 @@ _Result = TypeVar("_Result")
 
 def pick_device(prefer: str | None = None) -> torch.device:
     """``prefer`` if given (it must exist on this machine), else CUDA when available, else the CPU."""
-    if prefer is not None:
-        return require_device(prefer, "device")
+    return _chosen_device(prefer, "prefer")
+
+
+def _chosen_device(device: object, name: str) -> torch.device:
+    """:func:`pick_device`'s choice, with ``device`` checked under the caller's own argument ``name``."""
+    if device is not None:
+        return require_device(device, name)
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
@@ -92,6 +98,7 @@ def masked_loss(logits: torch.Tensor, batch: Batch) -> torch.Tensor:
     _require_logits(logits, batch)
     if not bool(batch.mask.any()):
         raise ValueError("batch.mask scores no target (all False): there is no loss to average.")
+    require_ids_below(batch.targets[batch.mask], "batch.targets", logits.shape[-1], "logits (its last dimension)")
     return nn.functional.cross_entropy(logits[batch.mask], batch.targets[batch.mask])
 
 
@@ -185,7 +192,7 @@ def train(
     desc = require_str(desc, "desc")
     if cpu_threads is not None:
         require_positive_int(cpu_threads, "cpu_threads", cap=1024)
-    device = pick_device(None if device is None else device)
+    device = _chosen_device(device, "device")
     model.to(device).train()
     generator = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
@@ -250,7 +257,7 @@ def evaluate(
     seed = require_int(seed, "seed", low=0)
     if cpu_threads is not None:
         require_positive_int(cpu_threads, "cpu_threads", cap=1024)
-    device = pick_device(None if device is None else device)
+    device = _chosen_device(device, "device")
     model.to(device).eval()
     generator = torch.Generator().manual_seed(seed)
     losses, correct, scored, seq_right, seqs = 0.0, 0, 0, 0, 0
@@ -297,7 +304,7 @@ def side_by_side(
         items = list(items)
     except TypeError:
         raise TypeError(f"items must be an iterable (a list of models, say), got {type(items).__name__}.") from None
-    if pick_device(None if device is None else device).type != "cpu" or workers == 1:
+    if _chosen_device(device, "device").type != "cpu" or workers == 1:
         return [fn(item) for item in items]
     with torch.random.fork_rng(devices=[]), _cpu_threads(CPU_THREADS, torch.device("cpu")):
         with ThreadPoolExecutor(max_workers=workers) as pool:

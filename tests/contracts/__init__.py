@@ -21,7 +21,16 @@ itself)::
 
 ``reference(result, args) -> bool`` judges a returned result (``args``: the arguments of the call);
 without one only bad values are tried. ``call=`` runs something else than the target itself (a
-method, a module's forward pass), with the same keyword arguments.
+method, a module's forward pass), with the same keyword arguments. ``refuse=`` lists named bad
+calls, each a few arguments changed from the good call (:class:`Made` values are made afresh), that
+must be refused as any bad value is: the cases a generated value does not reach (a size past a cap
+only in product with another, a NaN inside a tensor, an id outside the model's vocabulary).
+
+Wherever a call is refused, a message that opens with an argument's name (``"head_dim must be
+even"``) must name an argument of the callable itself, not one of a function it calls.
+
+A plain record type (a dataclass of results) is an entry too: :func:`record` makes one through the
+public function that returns it (``example``) and checks what its fields hold (``holds``).
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from __future__ import annotations
 import importlib
 import math
 import pkgutil
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,10 +162,12 @@ def Tensor(
     wrong_shapes: tuple[tuple[int, ...], ...] = (),
     edges: tuple[Callable[[], torch.Tensor], ...] = (),
     optional: bool = False,
+    finite: bool = False,
 ) -> Arg:
     """A tensor made by ``make``: ``kind`` ``"float"`` (integers refused), ``"index"`` (floats refused),
     ``"bool"``, ``"any"`` or ``"array"`` (any dtype, and lists too); ``wrong_shapes`` are refused, ``edges``
-    are valid unusual ones; ``optional``: ``None`` is valid."""
+    are valid unusual ones; ``optional``: ``None`` is valid; ``finite``: positions, frequencies or lengths,
+    so a NaN or an infinity among the values is refused (activations pass NaN through, as torch does)."""
 
     def variants(draw_index: int) -> Any:
         base = make()
@@ -170,6 +182,11 @@ def Tensor(
             options += [base.float(), base > 0]
         elif kind == "bool":
             options += [base.long(), base.float()]
+        if finite:
+            for poison in (float("nan"), float("inf"), float("-inf")):
+                poisoned = base.double().clone()
+                poisoned.view(-1)[0] = poison
+                options.append(poisoned)
         return options[draw_index % len(options)]
 
     bad = st.integers(min_value=0, max_value=50).map(variants)
@@ -199,6 +216,10 @@ class Contract:
     record: str = ""  # a plain record (no checks of its own): says where what it holds is checked
     raises: tuple[type[Exception], ...] = ()  # documented refusals besides ValueError and TypeError
     run_good: bool = True  # False: the good call is too slow for the fast tier (a loader); bad values only
+    refuse: tuple[dict[str, Any], ...] = ()  # named bad calls: arguments changed from the good call
+    example: Callable[[], Any] | None = None  # a record: makes one through the public function that returns it
+    holds: Callable[[Any], bool] | None = None  # a record: what the example's fields must hold
+    slow: bool = False  # the slow tier runs it (a record whose example reads a real model's file)
 
     def function(self) -> Callable[..., Any]:
         if self.call is not None:
@@ -212,6 +233,18 @@ class Contract:
     def good_args(self) -> dict[str, Any]:
         return {name: arg.value() for name, arg in self.args.items()}
 
+    def refused_args(self, index: int) -> dict[str, Any]:
+        """The good call with the ``index``-th named bad call's changes."""
+        changes = {k: v.make() if isinstance(v, Made) else v for k, v in self.refuse[index].items()}
+        return {**self.good_args(), **changes}
+
+
+@dataclass(frozen=True)
+class Made:
+    """A value made afresh for each call (a tensor, a model) in a named bad call of ``refuse=``."""
+
+    make: Callable[[], Any]
+
 
 def contract(
     target: str,
@@ -220,20 +253,25 @@ def contract(
     call: Callable[..., Any] | None = None,
     raises: tuple[type[Exception], ...] = (),
     run_good: bool = True,
+    refuse: tuple[dict[str, Any], ...] = (),
     **args: Arg,
 ) -> Contract:
     """One entry: ``target`` is ``module.name`` (or ``module.Class.method`` with ``call=``).
 
     ``raises``: other errors the function documents as refusals (``FileNotFoundError`` for a path that
     is not there, ``KeyError`` for a name a mapping lacks); ``run_good=False`` for a loader whose good
-    call takes seconds (only its bad values are tried).
+    call takes seconds (only its bad values are tried); ``refuse``: named bad calls (see the module's docstring).
     """
-    return Contract(target, args, reference, call, raises=raises, run_good=run_good)
+    return Contract(target, args, reference, call, raises=raises, run_good=run_good, refuse=refuse)
 
 
-def record(target: str, why: str) -> Contract:
-    """A plain record type (a dataclass of results): no checks of its own; ``why`` says where its fields are checked."""
-    return Contract(target, {}, record=why)
+def record(
+    target: str, why: str, *, example: Callable[[], Any], holds: Callable[[Any], bool], slow: bool = False
+) -> Contract:
+    """A plain record type (a dataclass of results), with no checks of its own; ``why`` says where its fields are
+    checked. ``example()`` makes one through the public function that returns it; ``holds(it)`` says what its
+    fields must hold there; ``slow``: making it takes seconds (the slow tier checks it)."""
+    return Contract(target, {}, record=why, example=example, holds=holds, slow=slow)
 
 
 def close(a: torch.Tensor, b: torch.Tensor, tol: float = 1e-5) -> bool:
@@ -246,6 +284,10 @@ def finite(x: Any) -> bool:
     if isinstance(x, torch.Tensor):
         return bool(torch.isfinite(x).all())
     return math.isfinite(float(x))
+
+
+#: What the contract test did in this session, shown in pytest's terminal summary (tests/conftest.py).
+COUNTS: Counter[str] = Counter()
 
 
 def all_contracts() -> list[Contract]:

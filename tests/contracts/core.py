@@ -10,7 +10,7 @@ import torch
 from transformerland import analysis, attention, model, remedies, symmetry, tasks, training
 from transformerland.model import POSITION_SCHEMES, TinyTransformer, TransformerConfig
 
-from . import Bool, Choice, Count, Device, Fixed, Number, Size, Tensor, Text, close, contract, finite, record
+from . import Bool, Choice, Count, Device, Fixed, Made, Number, Size, Tensor, Text, close, contract, finite, record
 
 NOT_MODELS = [None, "model", 3]
 
@@ -143,31 +143,34 @@ CONTRACTS = [
     ),
     # --- symmetry -----------------------------------------------------------------------------------
     contract(
-        "transformerland.symmetry.permute_tokens",
+        "transformerland.experiments.symmetry.permute_tokens",
         x=Tensor(lambda: torch.randn(2, 4, 3), kind="any", wrong_shapes=((4,),)),
         perm=Fixed([2, 0, 3, 1], bad=[[0, 0, 1, 2], [0, 1, 2], "0123", torch.tensor([2.0, 0, 3, 1]), None]),
         reference=lambda out, a: torch.equal(out, a["x"][..., [2, 0, 3, 1], :]),
     ),
     contract(
-        "transformerland.symmetry.mean_pool",
+        "transformerland.experiments.symmetry.mean_pool",
         x=Tensor(lambda: torch.randn(2, 4, 3), wrong_shapes=((4,), (2, 0, 3))),
         reference=lambda out, a: close(out, a["x"].double().mean(-2)),
     ),
     contract(
-        "transformerland.symmetry.equivariance_gap",
+        "transformerland.experiments.symmetry.equivariance_gap",
         fn=Fixed(lambda x: x * 2, bad=[None, 3, "fn", lambda x: x.mean(-2), lambda x: "not a tensor"]),
         x=Tensor(lambda: torch.randn(4, 3), kind="any", wrong_shapes=((4,),)),
         perm=Fixed([1, 0, 3, 2], bad=[[0, 0, 1, 2], [5, 0, 1, 2], None]),
     ),
     contract(
-        "transformerland.symmetry.invariance_gap",
+        "transformerland.experiments.symmetry.invariance_gap",
         fn=Fixed(lambda x: x.sum(-2), bad=[None, 3, lambda x: 1.0]),
         x=Tensor(lambda: torch.randn(4, 3), kind="any", wrong_shapes=((4,),)),
         perm=Fixed([1, 0, 3, 2], bad=[[0, 0, 1, 2], None]),
     ),
     # --- tasks --------------------------------------------------------------------------------------
     record(
-        "transformerland.tasks.Batch", "its tensors are checked where a batch is read (masked_loss, position_losses)"
+        "transformerland.tasks.Batch",
+        "its tensors are checked where a batch is read (masked_loss, position_losses)",
+        example=batch,
+        holds=lambda b: b.inputs.shape == b.targets.shape == b.mask.shape == (2, 6) and b.mask.dtype == torch.bool,
     ),
     contract(
         "transformerland.tasks.MarkovTask",
@@ -200,13 +203,26 @@ CONTRACTS = [
         prefer=Device(None),
         reference=lambda out, a: isinstance(out, torch.device),
     ),
-    record("transformerland.training.EvalResult", "a result of evaluate(), made from checked numbers"),
-    record("transformerland.training.TrainResult", "a result of train(); smoothed() checks its window"),
+    record(
+        "transformerland.training.EvalResult",
+        "a result of evaluate(), made from checked numbers",
+        example=lambda: training.evaluate(tiny(), tasks.MarkovTask(8, order=1), length=4, batch_size=2, n_batches=1),
+        holds=lambda r: finite(r.loss) and 0 <= r.token_accuracy <= 1 and 0 <= r.sequence_accuracy <= 1,
+    ),
+    record(
+        "transformerland.training.TrainResult",
+        "a result of train(); smoothed() checks its window",
+        example=lambda: training.train(
+            tiny(), tasks.MarkovTask(8, order=1), steps=2, length=4, batch_size=2, warmup=1, progress=False
+        ),
+        holds=lambda r: len(r.losses) == 2 and all(map(finite, r.losses)) and len(r.smoothed(2)) == 2,
+    ),
     contract(
         "transformerland.training.masked_loss",
         logits=Tensor(lambda: torch.randn(2, 6, 8), wrong_shapes=((2, 5, 8), (6, 8))),
         batch=Fixed(batch, bad=[None, (torch.zeros(2, 6), torch.zeros(2, 6))], make=True),
         reference=lambda out, a: finite(out),
+        refuse=({"logits": Made(lambda: torch.randn(2, 6, 4))},),  # targets up to 7, but only 4 classes
     ),
     contract(
         "transformerland.training.train",
@@ -244,7 +260,7 @@ CONTRACTS = [
     ),
     # --- remedies -----------------------------------------------------------------------------------
     contract(
-        "transformerland.remedies.truncate",
+        "transformerland.experiments.remedies.truncate",
         tokens=Tensor(lambda: torch.arange(10)[None].repeat(2, 1), kind="any", wrong_shapes=((2, 2, 2),)),
         max_len=Size(4),
         keep=Choice("first", ("first", "last")),
@@ -254,7 +270,7 @@ CONTRACTS = [
         ),
     ),
     contract(
-        "transformerland.remedies.window_spans",
+        "transformerland.experiments.remedies.window_spans",
         length=Size(20, edges=(1, 100)),
         window=Size(8),
         stride=Size(4, optional=True, edges=(1, 2, 8)),
@@ -266,7 +282,7 @@ CONTRACTS = [
         ),
     ),
     contract(
-        "transformerland.remedies.sliding_window_logits",
+        "transformerland.experiments.remedies.sliding_window_logits",
         model=Fixed(tiny, bad=[None, "model", tiny("learned", causal=False)], make=True),
         tokens=Tensor(lambda: torch.randint(8, (2, 12)), kind="index", wrong_shapes=((12,),)),
         window=Size(6, edges=(8,)),
@@ -274,7 +290,7 @@ CONTRACTS = [
         reference=lambda out, a: out.shape == (2, 12, 8) and finite(out),
     ),
     contract(
-        "transformerland.remedies.interpolate_table",
+        "transformerland.experiments.remedies.interpolate_table",
         table=Tensor(
             lambda: torch.tensor([[0.0, 1.0], [10.0, 3.0], [20.0, 5.0]]),
             wrong_shapes=((3,), (0, 2)),
@@ -284,21 +300,22 @@ CONTRACTS = [
         reference=lambda out, a: close(out, interpolated(a["table"], a["new_len"]), 1e-5),
     ),
     contract(
-        "transformerland.remedies.extend_table",
+        "transformerland.experiments.remedies.extend_table",
         table=Tensor(lambda: torch.randn(3, 2), wrong_shapes=((3,),)),
         new_len=Size(5, edges=(3, 4)),
         init_std=Number(0.02, low=0, low_open=True, span=(0, 10)),
         seed=Count(0),
         reference=lambda out, a: out.shape == (a["new_len"], 2) and torch.equal(out[:3], a["table"]),
+        refuse=({"table": Made(lambda: torch.randn(8, 256)), "new_len": 2**20},),  # 2**28 numbers, drawn in float64
     ),
     contract(
-        "transformerland.remedies.with_position_table",
+        "transformerland.experiments.remedies.with_position_table",
         model=Fixed(tiny, bad=[None, tiny("rope")], make=True),
         table=Tensor(lambda: torch.randn(12, 8), wrong_shapes=((12,), (12, 6))),
         reference=lambda out, a: out.positions.max_len == 12,
     ),
     contract(
-        "transformerland.remedies.fine_tune",
+        "transformerland.experiments.remedies.fine_tune",
         model=Fixed(tiny, bad=NOT_MODELS, make=True),
         task=Fixed(lambda: tasks.MarkovTask(8, order=1), bad=[None, "task"], make=True),
         steps=Size(1),
@@ -307,13 +324,13 @@ CONTRACTS = [
         warmup=Count(1),
     ),
     contract(
-        "transformerland.remedies.position_losses",
+        "transformerland.experiments.remedies.position_losses",
         logits=Tensor(lambda: torch.randn(2, 6, 8), wrong_shapes=((2, 5, 8), (6, 8))),
         batch=Fixed(batch, bad=[None, "batch"], make=True),
         reference=lambda out, a: out.shape == (6,),
     ),
     contract(
-        "transformerland.remedies.prefix_losses",
+        "transformerland.experiments.remedies.prefix_losses",
         per_position=Tensor(
             lambda: torch.tensor([float("nan"), 2.0, 1.0, 3.0]),
             wrong_shapes=((2, 2),),
@@ -333,7 +350,7 @@ CONTRACTS = [
     ),
     # --- analysis -----------------------------------------------------------------------------------
     contract(
-        "transformerland.analysis.cosine_similarity_matrix",
+        "transformerland.experiments.analysis.cosine_similarity_matrix",
         table=Tensor(lambda: torch.randn(5, 3), wrong_shapes=((5,),), edges=(lambda: torch.zeros(3, 2),)),
         reference=lambda out, a: close(
             out,
@@ -341,23 +358,21 @@ CONTRACTS = [
             @ torch.nn.functional.normalize(a["table"].double(), dim=1).T,
             1e-5,
         ),
+        refuse=({"table": Made(lambda: torch.randn(2**15, 8))},),  # a (2**15, 2**15) matrix: 2**30 numbers
     ),
     contract(
-        "transformerland.analysis.similarity_by_offset",
+        "transformerland.experiments.analysis.similarity_by_offset",
         similarity=Tensor(lambda: torch.randn(5, 5), wrong_shapes=((5, 4), (5,), (0, 0))),
-        max_offset=Size(2, optional=True, edges=(10,)),
+        max_offset=Size(2, optional=True, edges=(4, 10)),
+        # (K + 1,) for K = max_offset, as documented: an offset past N - 1 is refused, not cut
         reference=lambda out, a: close(
             out,
-            torch.stack(
-                [
-                    a["similarity"].double().diagonal(k).mean()
-                    for k in range(min(4 if a["max_offset"] is None else a["max_offset"], 4) + 1)
-                ]
-            ),
+            torch.stack([a["similarity"].double().diagonal(k).mean() for k in range((a["max_offset"] or 4) + 1)]),
         ),
+        refuse=({"similarity": Made(lambda: torch.randn(6, 6)), "max_offset": 6},),
     ),
     contract(
-        "transformerland.analysis.linear_position_probe",
+        "transformerland.experiments.analysis.linear_position_probe",
         table=Tensor(lambda: torch.randn(12, 3), wrong_shapes=((12,),), edges=(lambda: torch.ones(12, 3),)),
         folds=Size(4, edges=(2, 12, 13)),
         ridge=Number(1e-3, low=0, low_open=True, span=(0, 10)),
@@ -365,7 +380,7 @@ CONTRACTS = [
         reference=lambda out, a: 0 <= out < 12,
     ),
     contract(
-        "transformerland.analysis.pca",
+        "transformerland.experiments.analysis.pca",
         table=Tensor(lambda: torch.randn(6, 3), wrong_shapes=((6,),), edges=(lambda: torch.ones(6, 3),)),
         k=Size(2, edges=(3, 4, 10)),
         reference=lambda out, a: out[0].shape == (6, a["k"]) and math.isclose(float(out[1].sum()), 1.0, rel_tol=1e-5),

@@ -49,7 +49,7 @@ def rotary_contract(name: str, halves: bool):
         f"{R}.{name}",
         **layout,
         x=Tensor(lambda: torch.randn(2, 5, 8), wrong_shapes=((8,), (2, 5, 7))),
-        positions=Tensor(lambda: torch.arange(5), kind="any", wrong_shapes=((4,), (1, 5)), optional=True),
+        positions=Tensor(lambda: torch.arange(5), kind="any", wrong_shapes=((4,), (1, 5)), optional=True, finite=True),
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
         attention_factor=Number(1.0, low=0, low_open=True, span=(0, 10)),
         reference=lambda out, a: close(
@@ -189,14 +189,14 @@ CONTRACTS = [
     ),
     contract(
         f"{R}.rotary_angles",
-        positions=Tensor(lambda: torch.arange(5), kind="any", wrong_shapes=((1, 5),)),
+        positions=Tensor(lambda: torch.arange(5), kind="any", wrong_shapes=((1, 5),), finite=True),
         dim=Size(8, even=True),
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
         reference=lambda out, a: close(out, a["positions"].double()[:, None] * theta(a["dim"], a["base"])),
     ),
     contract(
         f"{R}.rotary_decay_bound",
-        distances=Tensor(lambda: torch.arange(4.0), kind="any", wrong_shapes=((2, 2),)),
+        distances=Tensor(lambda: torch.arange(4.0), kind="any", wrong_shapes=((2, 2),), finite=True),
         dim=Size(8, even=True),
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
         reference=lambda out, a: close(
@@ -258,9 +258,16 @@ CONTRACTS = [
     contract(
         f"{Q}.ntk_base",
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
-        factor=Number(4.0, low=0, low_open=True, span=(0, 1e3)),
+        factor=Number(4.0, low=1, span=(0, 1e3)),  # below 1 it would shrink the context: refused
         head_dim=Size(64, even=True, low=4),
         reference=lambda out, a: math.isclose(out, a["base"] * a["factor"] ** (a["head_dim"] / (a["head_dim"] - 2))),
+        refuse=({"factor": 1e300},),  # the new base overflows a float
+    ),
+    contract(
+        f"{Q}.depends_on_length",
+        # the recipe's name and keys are checked here; its numbers where the frequencies are made
+        scaling=Fixed(RECIPES[3], bad=BAD_RECIPES[:4]),
+        reference=lambda out, a: out is (a["scaling"]["rope_type"] in ("dynamic", "longrope")),
     ),
     contract(
         f"{Q}.dynamic_factor",
@@ -295,15 +302,18 @@ CONTRACTS = [
     ),
     contract(
         f"{Q}.llama3_bands",
-        wavelengths=Tensor(lambda: torch.tensor([2.0, 10.0, 100.0, 1000.0])),
+        wavelengths=Tensor(lambda: torch.tensor([2.0, 10.0, 100.0, 1000.0]), finite=True),
         original_length=Size(128),
         low_freq_factor=Number(1.0, low=0, low_open=True, high=4, high_open=True),
         high_freq_factor=Number(4.0, low=1, low_open=True),
         reference=lambda out, a: out.shape == a["wavelengths"].shape and bool(((out >= 0) & (out <= 1)).all()),
+        refuse=({"wavelengths": torch.zeros(4)}, {"wavelengths": torch.tensor([-1.0, 2.0])}),  # not distances
     ),
     contract(
         f"{Q}.rope_wavelengths",
-        inv_freq=Tensor(lambda: theta(8, 10000.0), wrong_shapes=((2, 2),), edges=(lambda: torch.tensor([0.0, 1.0]),)),
+        inv_freq=Tensor(
+            lambda: theta(8, 10000.0), wrong_shapes=((2, 2),), edges=(lambda: torch.tensor([0.0, 1.0]),), finite=True
+        ),
         reference=lambda out, a: close(out, 2 * math.pi / a["inv_freq"].double()),
     ),
     contract(

@@ -13,7 +13,7 @@ from transformerland.interactive import choice, slider, toggle
 
 from . import Bool, Choice, Count, Device, Fixed, Number, Size, Tensor, Text, close, contract, finite, record
 
-B = "transformerland.bert_weights"
+B = "transformerland.bert.weights"
 G = "transformerland.llm.gguf_file"
 I = "transformerland.llm.inside"  # noqa: E741
 X = "transformerland.interactive"
@@ -50,6 +50,15 @@ def fake_llama() -> torch.nn.Module:
     return model
 
 
+def _recorded(model: torch.nn.Module):
+    """What record_queries_keys holds after one pass of three tokens through ``model``'s projections."""
+    with llm.record_queries_keys(model) as record:
+        attention = model.model.layers[0].self_attn
+        x = torch.randn(1, 3, 8)
+        attention.q_proj(x), attention.k_proj(x)
+    return record
+
+
 def attentions() -> torch.Tensor:
     return torch.rand(2, 1, 3, 4, 4).softmax(-1)
 
@@ -65,7 +74,7 @@ CURVES = {"learned": torch.tensor([1.0, 2.0, 3.0]), "rope": torch.tensor([2.0, 1
 CONTRACTS = [
     # --- BERT -----------------------------------------------------------------------------------------
     contract(
-        "transformerland.bert_embeddings.BertEmbeddingConfig",
+        "transformerland.bert.embeddings.BertEmbeddingConfig",
         vocab_size=Size(16),
         hidden_size=Size(4),
         max_position_embeddings=Size(8),
@@ -75,9 +84,9 @@ CONTRACTS = [
         pad_token_id=Count(0, low=0, high=15),
         reference=lambda out, a: out.num_parameters == sum(out.parameter_counts().values()),
     ),
-    contract("transformerland.bert_embeddings.BertEmbeddings", config=Fixed(BERT_BASE, bad=[None, {"vocab_size": 8}])),
+    contract("transformerland.bert.embeddings.BertEmbeddings", config=Fixed(BERT_BASE, bad=[None, {"vocab_size": 8}])),
     contract(
-        "transformerland.bert_embeddings.BertEmbeddings.forward",
+        "transformerland.bert.embeddings.BertEmbeddings.forward",
         call=lambda input_ids, token_type_ids, position_ids: small_bert()(input_ids, token_type_ids, position_ids),
         input_ids=Tensor(
             lambda: torch.randint(16, (2, 5)),
@@ -91,8 +100,20 @@ CONTRACTS = [
         position_ids=Tensor(lambda: torch.arange(5)[None], kind="index", wrong_shapes=((1, 4),), optional=True),
         reference=lambda out, a: out.shape == (2, 5, 4) and finite(out),
     ),
-    record("transformerland.bert_embeddings.Contributions", "three tensors made by BertEmbeddings.contributions"),
-    record(f"{B}.EncodedPair", "made by encode_pair from the tokenizer's own output"),
+    record(
+        "transformerland.bert.embeddings.Contributions",
+        "three tensors made by BertEmbeddings.contributions",
+        example=lambda: small_bert().contributions(torch.tensor([[1, 2, 3]])),
+        holds=lambda c: all(t.shape == (1, 3, 4) for t in c) and close(c.total(), (c.word + c.segment) + c.position),
+    ),
+    record(
+        f"{B}.EncodedPair",
+        "made by encode_pair from the tokenizer's own output",
+        example=lambda: __import__("transformerland").bert.encode_pair(tokenizer(), "The apple fell.", "It was ripe."),
+        holds=lambda p: (
+            p.input_ids.shape == p.token_type_ids.shape and set(p.token_type_ids.unique().tolist()) == {0, 1}
+        ),
+    ),
     contract(
         f"{B}.encode_pair",
         tokenizer=Fixed(tokenizer, bad=[None, "tokenizer"], make=True),
@@ -117,7 +138,13 @@ CONTRACTS = [
         raises=(FileNotFoundError,),
         run_good=False,
     ),
-    record(f"{G}.GGUFTensorInfo", "read from the file by GGUFFile"),
+    record(
+        f"{G}.GGUFTensorInfo",
+        "read from the file by GGUFFile",
+        example=lambda: llm.GGUFFile().tensors["blk.0.attn_q.weight"],
+        holds=lambda t: t.name == "blk.0.attn_q.weight" and len(t.shape) == 2 and t.nbytes > 0,
+        slow=True,  # opening the file reads its 49,152-token vocabulary: seconds
+    ),
     contract(
         f"{G}.gguf_rows_to_halves",
         weight=Tensor(lambda: torch.randn(16, 3), kind="any", wrong_shapes=((16,), (15, 3))),
@@ -173,7 +200,12 @@ CONTRACTS = [
             out, a["max_offset"] * encodings.sinusoid_frequencies(a["head_dim"], a["base"]) / (2 * math.pi)
         ),
     ),
-    record(f"{I}.QueryKeyRecord", "filled by record_queries_keys; queries() and keys() check the layer"),
+    record(
+        f"{I}.QueryKeyRecord",
+        "filled by record_queries_keys; queries() and keys() check the layer",
+        example=lambda: _recorded(fake_llama()),
+        holds=lambda r: r.queries(0).shape == (1, 2, 3, 4) and r.keys(0).shape == (1, 1, 3, 4),
+    ),
     contract(
         f"{I}.record_queries_keys",
         call=lambda model: _enter(llm.record_queries_keys(model)),
@@ -184,7 +216,7 @@ CONTRACTS = [
         queries=Tensor(lambda: torch.randn(1, 2, 4, 8), wrong_shapes=((2, 4, 8), (1, 2, 4, 6))),
         keys=Tensor(lambda: torch.randn(1, 1, 4, 8), wrong_shapes=((1, 3, 4, 8), (1, 1, 5, 8))),
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
-        positions=Tensor(lambda: torch.arange(4), kind="any", wrong_shapes=((3,),), optional=True),
+        positions=Tensor(lambda: torch.arange(4), kind="any", wrong_shapes=((3,),), optional=True, finite=True),
         reference=lambda out, a: out.shape == (1, 2, 4, 4) and close(out.sum(-1), torch.ones(1, 2, 4), 1e-5),
     ),
     contract(
@@ -203,6 +235,7 @@ CONTRACTS = [
         model=Fixed(tiny_decoder, bad=[None, "model", torch.nn.Identity()], make=True),
         input_ids=Tensor(lambda: torch.randint(8, (1, 5)), kind="index", wrong_shapes=((5,), (1, 1))),
         reference=lambda out, a: math.isfinite(out) and out > 0,
+        refuse=({"input_ids": torch.tensor([[1, 2, 8]])}, {"input_ids": torch.tensor([[1, -2, 3]])}),  # vocabulary: 8
     ),
     contract(
         f"{I}.raw_query_key_weights",

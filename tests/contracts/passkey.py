@@ -51,11 +51,28 @@ def _inside_recipe(model, scaling, seq_len):
 TRIAL = {"recipe": "plain RoPE", "n_tokens": 64, "found": True}
 
 CONTRACTS = [
-    record("transformerland.passkey.Wording", "four texts; passkey_prompt checks the wording's name"),
-    record("transformerland.passkey.PasskeyPrompt", "made by passkey_prompt from checked arguments"),
-    record("transformerland.passkey.PasskeyResult", "made by passkey_trial from checked arguments"),
+    record(
+        "transformerland.experiments.passkey.Wording",
+        "four texts; passkey_prompt checks the wording's name",
+        example=lambda: passkey.WORDINGS[passkey.WORDING],
+        holds=lambda w: w.needle.count("{key}") == 2 and not any(c.isdigit() for c in w.intro + w.filler + w.question),
+    ),
+    record(
+        "transformerland.experiments.passkey.PasskeyPrompt",
+        "made by passkey_prompt from checked arguments",
+        example=lambda: passkey.passkey_prompt(CharTokenizer(), 400, 0.5, "40721"),
+        holds=lambda p: p.input_ids.shape == (1, 400) and p.key == "40721",
+    ),
+    record(
+        "transformerland.experiments.passkey.PasskeyResult",
+        "made by passkey_trial from checked arguments",
+        example=lambda: passkey.passkey_trial(tiny_llama(), CharTokenizer(), 400, 0.5, "40721", new_tokens=2),
+        holds=lambda r: (
+            r.n_tokens == 400 and isinstance(r.found, bool) and r.found == passkey.passkey_found(r.answer, r.key)
+        ),
+    ),
     contract(
-        "transformerland.passkey.passkey_prompt",
+        "transformerland.experiments.passkey.passkey_prompt",
         tokenizer=Fixed(CharTokenizer(), bad=[None, 3, "tokenizer"]),
         n_tokens=Size(400, cap=2**20),
         depth=Number(0.5, low=0.0, high=1.0, edges=(0.0, 1.0)),
@@ -65,24 +82,24 @@ CONTRACTS = [
         reference=lambda out, a: out.input_ids.shape == (1, a["n_tokens"]) and out.key == a["key"],
     ),
     contract(
-        "transformerland.passkey.passkey_found",
+        "transformerland.experiments.passkey.passkey_found",
         answer=Text(" 40721."),
         key=Fixed("40721", bad=[None, 40721, "4072", "4o721"]),
         reference=lambda out, a: out is True,
     ),
     contract(
-        "transformerland.passkey.passkey_keys",
+        "transformerland.experiments.passkey.passkey_keys",
         count=Size(3),
         seed=Count(0),
         reference=lambda out, a: len(out) == a["count"] and all(len(k) == 5 and k.isdigit() for k in out),
     ),
     contract(
-        "transformerland.passkey.needle_depths",
+        "transformerland.experiments.passkey.needle_depths",
         count=Size(4),
         reference=lambda out, a: len(out) == a["count"] and all(0 < d < 1 for d in out),
     ),
     contract(
-        "transformerland.passkey.rope_recipe",
+        "transformerland.experiments.passkey.rope_recipe",
         call=_inside_recipe,
         model=Fixed(tiny_llama, bad=NOT_MODELS, make=True),
         scaling=Fixed({"rope_type": "linear", "factor": 2.0}, bad=[{"rope_type": "nonsense"}, "linear", 3]),
@@ -90,14 +107,15 @@ CONTRACTS = [
         reference=lambda out, a: out[1],
     ),
     contract(
-        "transformerland.passkey.greedy_digits",
+        "transformerland.experiments.passkey.greedy_digits",
         model=Fixed(tiny_llama, bad=NOT_MODELS, make=True),
         input_ids=Tensor(lambda: torch.tensor([[1, 2, 3, 4]]), kind="index", wrong_shapes=((2, 4), (1, 0), (4,))),
         new_tokens=Size(3, cap=passkey.MAX_NEW_TOKENS),
         reference=lambda out, a: out.shape == (a["new_tokens"],),
+        refuse=({"input_ids": torch.tensor([[1, 2, 128]])}, {"input_ids": torch.tensor([[-1, 2]])}),  # vocabulary: 128
     ),
     contract(
-        "transformerland.passkey.passkey_trial",
+        "transformerland.experiments.passkey.passkey_trial",
         model=Fixed(tiny_llama, bad=NOT_MODELS, make=True),
         tokenizer=Fixed(CharTokenizer(), bad=[None, 3]),
         n_tokens=Fixed(400, bad=[0, -1, 2.5, None, 10]),
@@ -108,22 +126,22 @@ CONTRACTS = [
         reference=lambda out, a: out.n_tokens == 400 and isinstance(out.found, bool),
     ),
     contract(
-        "transformerland.passkey.load_passkey_grid",
+        "transformerland.experiments.passkey.load_passkey_grid",
         reference=lambda out, a: {"trials", "runs"} <= set(out) and len(out["trials"]) > 0,
     ),
     contract(
-        "transformerland.passkey.passkey_scores",
+        "transformerland.experiments.passkey.passkey_scores",
         trials=Fixed([TRIAL, {**TRIAL, "found": False}], bad=[None, "trials", {"a": 1}, [1, 2], [{"recipe": "x"}]]),
         reference=lambda out, a: out == {"plain RoPE": {64: 0.5}},
     ),
     contract(
-        "transformerland.recall.LookupTask",
+        "transformerland.experiments.recall.LookupTask",
         n_keys=Size(16),
         n_values=Size(4, low=2),
         reference=lambda out, a: out.vocab_size == a["n_keys"] * a["n_values"] + a["n_keys"] + a["n_values"],
     ),
     contract(
-        "transformerland.recall.LookupTask.sample",
+        "transformerland.experiments.recall.LookupTask.sample",
         call=lambda batch_size, length, generator: recall.LookupTask(16, 4).sample(batch_size, length, generator),
         batch_size=Size(2),
         length=Size(9, low=3, cap=33),

@@ -12,8 +12,8 @@ from .encodings import theta
 P = "transformerland.encodings.partial_rotary"
 M = "transformerland.encodings.mrope"
 X = "transformerland.encodings.axial"
-LP = "transformerland.layer_plans"
-MLA = "transformerland.mla"
+LP = "transformerland.encodings.layer_plans"
+MLA = "transformerland.encodings.mla"
 
 
 def rope_model(n_layers: int = 2) -> TinyTransformer:
@@ -89,6 +89,7 @@ CONTRACTS = [
         reference=lambda out, a: (
             out.tolist() == [[0, 1, 2, 2, 2, 2, 2, 2, 5], [0, 1, 2, 2, 2, 3, 3, 3, 5], [0, 1, 2, 3, 4, 2, 3, 4, 5]]
         ),
+        refuse=({"segments": [("image", (1, 2**20, 2**20))]}, {"segments": [("text", 3, 1)]}),
     ),
     # --- axial RoPE and resampled tables --------------------------------------------------------
     contract(
@@ -96,11 +97,12 @@ CONTRACTS = [
         height=Size(2),
         width=Size(3),
         reference=lambda out, a: len(out[0]) == a["height"] * a["width"] and int(out[1][-1]) == a["width"] - 1,
+        refuse=({"height": 2**20, "width": 2**20},),
     ),
     contract(
         f"{X}.apply_axial_rotary",
         x=Tensor(lambda: torch.randn(6, 8), wrong_shapes=((8,), (6, 6))),
-        rows=Fixed(torch.tensor([0, 0, 0, 1, 1, 1])),
+        rows=Fixed(torch.tensor([0, 0, 0, 1, 1, 1]), bad=[torch.tensor([0.0, 0, 0, 1, 1, float("nan")])]),
         cols=Fixed(torch.tensor([0, 1, 2, 0, 1, 2])),
         base=Number(100.0, low=0, low_open=True, span=(0, 1e6)),
         reference=lambda out, a: out.shape == a["x"].shape and close(out[:1], a["x"][:1].to(out.dtype)),
@@ -114,6 +116,7 @@ CONTRACTS = [
         mode=Choice("bicubic", ("bicubic", "bilinear", "nearest")),
         antialias=Bool(True),
         reference=lambda out, a: out.shape == (1, a["prefix_tokens"] + 9, 4),
+        refuse=({"new_grid": (2**20, 2**20)}, {"new_grid": (3,)}, {"new_grid": (3, 3, 3)}),
     ),
     # --- layer plans ----------------------------------------------------------------------------
     contract(
@@ -148,6 +151,7 @@ CONTRACTS = [
         window=Size(2, optional=True),
         device=Fixed(None),
         reference=lambda out, a: out.shape == (a["length"], a["length"]) and bool(out.diagonal().all()),
+        refuse=({"length": 2**20, "window": 2},),  # a (2**20, 2**20) mask: causal_mask refuses the same
     ),
     contract(
         f"{LP}.apply_layer_plan",

@@ -75,10 +75,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 #: Console errors that come from the book's toolchain itself, which the book cannot fix from its
-#: configuration. sphinx-thebe 0.3.1 registers an inline script of `const` declarations that the page
-#: then carries twice, so the second copy throws; the first copy has defined the constants, and the
-#: book does not use Thebe (live code on the page), which is all they configure. Matched as substrings.
-KNOWN_TOOLCHAIN_ERRORS = ("Identifier 'THEBE_JS_URL' has already been declared",)
+#: configuration; matched as substrings. None today: sphinx-thebe's doubled inline script, once here, is
+#: written once by sphinx_ext/single_scripts.py.
+KNOWN_TOOLCHAIN_ERRORS: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass

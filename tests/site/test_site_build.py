@@ -109,3 +109,15 @@ def test_no_reference_repeats_its_own_name(site: Path):
         if found:
             doubled[page] = found[:3]
     assert not doubled, f"a reference's name written twice: {doubled}"
+
+
+def test_every_inline_script_is_written_once_per_page(site: Path):
+    """A script block repeated on a page runs twice: sphinx-thebe's ``const`` declarations then threw on every page
+    (sphinx_ext/single_scripts.py keeps one of each)."""
+    repeated = {}
+    for page in PAGES:
+        bodies = re.findall(r"<script>(.*?)</script>", (site / f"{page}.html").read_text(), re.DOTALL)
+        twice = sorted({body[:60] for body in bodies if bodies.count(body) > 1})
+        if twice:
+            repeated[page] = twice
+    assert not repeated, f"inline scripts written more than once: {repeated}"

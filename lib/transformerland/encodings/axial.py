@@ -25,7 +25,9 @@ from torch.nn import functional as F
 from .._validation import (
     require_bool,
     require_choice,
+    require_elements,
     require_float_tensor,
+    require_int,
     require_position_tensor,
     require_positive_float,
     require_positive_int,
@@ -39,6 +41,7 @@ __all__ = ["apply_axial_rotary", "patch_grid", "resample_position_table"]
 def patch_grid(height: int, width: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Rows and columns of an ``height × width`` grid of patches in row-major order, each ``(height·width,)`` int64."""
     height, width = require_positive_int(height, "height"), require_positive_int(width, "width")
+    require_elements(2 * height * width, "the grid's rows and columns (2 × height × width)")
     rows, cols = torch.meshgrid(torch.arange(height), torch.arange(width), indexing="ij")
     return rows.flatten(), cols.flatten()
 
@@ -69,6 +72,16 @@ def apply_axial_rotary(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, 
     return torch.cat([apply_rotary(x[..., :half], rows, base), apply_rotary(x[..., half:], cols, base)], dim=-1)
 
 
+def _grid(grid: object, name: str) -> tuple[int, int]:
+    """A grid ``(h, w)`` of two positive sizes."""
+    if isinstance(grid, str | bytes) or not isinstance(grid, Sequence):
+        raise TypeError(f"{name} must be a pair (h, w) of grid sizes, got {grid!r}.")
+    if len(grid) != 2:
+        raise ValueError(f"{name} must be a pair (h, w) of grid sizes, got {len(grid)} value(s): {tuple(grid)!r}.")
+    h, w = (require_positive_int(v, name) for v in grid)
+    return h, w
+
+
 def resample_position_table(
     table: torch.Tensor,
     new_grid: Sequence[int],
@@ -94,8 +107,7 @@ def resample_position_table(
     require_float_tensor(table, "table", ndim=3)
     if table.shape[0] != 1:
         raise ValueError(f"table must have a batch dimension of 1, shape (1, N, D); got {tuple(table.shape)}.")
-    if isinstance(prefix_tokens, bool) or not isinstance(prefix_tokens, int) or prefix_tokens < 0:
-        raise ValueError(f"prefix_tokens must be a whole number of leading rows, 0 or more; got {prefix_tokens!r}.")
+    prefix_tokens = require_int(prefix_tokens, "prefix_tokens (leading rows that are not patches)", low=0)
     mode = require_choice(mode, "mode", ("bicubic", "bilinear", "nearest"))
     antialias = require_bool(antialias, "antialias", "smooth before shrinking")
     patches = table.shape[1] - prefix_tokens
@@ -104,8 +116,9 @@ def resample_position_table(
         if side * side != patches:
             raise ValueError(f"{patches} patch rows do not make a square grid; pass old_grid=(h, w).")
         old_grid = (side, side)
-    old_h, old_w = (require_positive_int(v, "old_grid") for v in old_grid)
-    new_h, new_w = (require_positive_int(v, "new_grid") for v in new_grid)
+    old_h, old_w = _grid(old_grid, "old_grid")
+    new_h, new_w = _grid(new_grid, "new_grid")
+    require_elements(new_h * new_w * table.shape[2], "the resampled table (h' × w' × D)")
     if old_h * old_w != patches:
         raise ValueError(
             f"old_grid {old_h}×{old_w} has {old_h * old_w} patches but the table has {patches} patch rows."

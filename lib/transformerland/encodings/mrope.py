@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import torch
 
 from .._validation import (
+    require_elements,
     require_even,
     require_float_tensor,
     require_position_tensor,
@@ -102,16 +103,21 @@ def mrope_position_ids(segments: Sequence[tuple[str, object]]) -> torch.Tensor:
         raise TypeError(
             f'segments must be a non-empty list like [("text", 3), ("image", (1, 2, 2))]; got {segments!r}.'
         )
-    columns, start = [], 0
-    for kind, size in segments:
+    columns, start, total = [], 0, 0
+    for segment in segments:
+        if isinstance(segment, str | bytes) or not isinstance(segment, Sequence) or len(segment) != 2:
+            raise TypeError(f'each segment is a pair, ("text", n) or ("image", (t, h, w)); got {segment!r}.')
+        kind, size = segment
         if kind == "text":
             n = require_positive_int(size, "a text segment's length")
+            total = require_elements(total + 3 * n, "the position ids (3 × tokens)")
             columns.append(torch.arange(start, start + n).expand(3, n))
             start += n
         elif kind == "image":
             if not isinstance(size, Sequence) or len(size) != 3:
                 raise ValueError(f"an image segment needs its grid (t, h, w), got {size!r}.")
             t, h, w = (require_positive_int(v, "an image grid's size") for v in size)
+            total = require_elements(total + 3 * t * h * w, "the position ids (3 × tokens)")
             grid = torch.stack(torch.meshgrid(torch.arange(t), torch.arange(h), torch.arange(w), indexing="ij"))
             ids = grid.reshape(3, -1) + start  # (3, t·h·w)
             columns.append(ids)

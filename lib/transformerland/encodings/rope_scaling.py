@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import torch
 from torch import nn
@@ -41,6 +41,7 @@ from .._validation import (
     require_at_least,
     require_bool,
     require_even,
+    require_finite_tensor,
     require_float_tensor,
     require_ordered,
     require_positive_float,
@@ -50,11 +51,13 @@ from .._validation import (
 from .partial_rotary import rotary_width
 from .sinusoidal import sinusoid_frequencies
 
-#: The recipes :func:`rope_frequencies` knows, in the order the book introduces them.
 __all__ = [
+    "LENGTH_DEPENDENT",
     "OPTIONAL_KEYS",
     "REQUIRED_KEYS",
+    "ROPE_INIT_FUNCTIONS",
     "ROPE_TYPES",
+    "depends_on_length",
     "dynamic_factor",
     "llama3_bands",
     "ntk_base",
@@ -66,8 +69,6 @@ __all__ = [
     "yarn_attention_factor",
     "yarn_ramp",
 ]
-
-ROPE_TYPES = ("default", "linear", "ntk", "dynamic", "yarn", "llama3", "longrope")
 
 #: Keys each recipe needs in ``scaling`` (besides ``rope_type``).
 REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
@@ -141,14 +142,24 @@ def ntk_base(base: float, factor: float, head_dim: int) -> float:
     With it the fastest pair (``θ_0 = 1``) is unchanged and the slowest pair's frequency
     ``base'^(-(d-2)/d)`` is exactly ``θ_{d/2-1} / factor``: the slowest pair is interpolated,
     the fastest extrapolated, and the pairs between are scaled by a factor that grows
-    geometrically from one end to the other.
+    geometrically from one end to the other. ``factor`` must be at least 1 (a factor below 1 would
+    shrink the context, as :func:`dynamic_factor` refuses too), and the new base must be a finite float.
     """
     head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
     if head_dim < 4:
         raise ValueError(f"NTK-aware scaling needs head_dim >= 4 (it divides by d - 2), got {head_dim}.")
     base = require_positive_float(base, "base")
-    result = base * require_positive_float(factor, "factor") ** (head_dim / (head_dim - 2))
-    return require_positive_float(result, "the NTK-aware base (base · factor^(d/(d-2)))")
+    factor = _stretch(factor, "factor")
+    try:
+        result = base * factor ** (head_dim / (head_dim - 2))
+    except OverflowError:
+        result = math.inf
+    if not math.isfinite(result):
+        raise ValueError(
+            f"base = {base:g} and factor = {factor:g} make the NTK-aware base base · factor^(d/(d-2)) too large "
+            f"for a float (head_dim = {head_dim}): pass a smaller factor."
+        )
+    return result
 
 
 def dynamic_factor(factor: float, seq_len: int, original_length: int) -> float:
@@ -238,9 +249,14 @@ def llama3_bands(
 
     Wavelengths shorter than ``L / high_freq_factor`` get 0 (kept), longer than
     ``L / low_freq_factor`` get 1 (divided by the factor), and between them the share falls
-    linearly in ``L / λ``: ``1 - (L/λ - low) / (high - low)``.
+    linearly in ``L / λ``: ``1 - (L/λ - low) / (high - low)``. Every wavelength must be finite and
+    positive (a distance in positions).
     """
-    require_float_tensor(wavelengths, "wavelengths")
+    require_finite_tensor(require_float_tensor(wavelengths, "wavelengths"), "wavelengths", "wavelengths")
+    if wavelengths.numel() and not bool((wavelengths > 0).all()):
+        raise ValueError(
+            f"wavelengths must be positive (a distance in positions), got the smallest {float(wavelengths.min()):g}."
+        )
     original_length = require_positive_int(original_length, "original_length")
     low = require_positive_float(low_freq_factor, "low_freq_factor")
     high = require_positive_float(high_freq_factor, "high_freq_factor")
@@ -257,6 +273,124 @@ def llama3_bands(
     share = 1.0 - smooth
     share = torch.where(wavelengths > original_length / low, torch.ones_like(share), share)
     return torch.where(wavelengths < original_length / high, torch.zeros_like(share), share)
+
+
+# One small function per recipe, as transformers' ROPE_INIT_FUNCTIONS: each gets the head width (after a
+# partial_rotary_factor), the base, the validated ``scaling`` dict and the current length, and returns
+# ``(inv_freq (d/2,) float64, attention_factor)``. rope_frequencies checks what they share first.
+
+
+def _default(
+    head_dim: int, base: float, scaling: Mapping[str, object], seq_len: int | None
+) -> tuple[torch.Tensor, float]:
+    """Plain RoPE: ``θ_i = base^(-2i/d)``."""
+    return sinusoid_frequencies(head_dim, base), 1.0
+
+
+def _linear(
+    head_dim: int, base: float, scaling: Mapping[str, object], seq_len: int | None
+) -> tuple[torch.Tensor, float]:
+    """Position interpolation: every frequency divided by the factor."""
+    return sinusoid_frequencies(head_dim, base) / _factor(scaling), 1.0
+
+
+def _ntk(head_dim: int, base: float, scaling: Mapping[str, object], seq_len: int | None) -> tuple[torch.Tensor, float]:
+    """NTK-aware: plain frequencies of the larger base :func:`ntk_base`."""
+    return sinusoid_frequencies(head_dim, ntk_base(base, _factor(scaling), head_dim)), 1.0
+
+
+def _dynamic(
+    head_dim: int, base: float, scaling: Mapping[str, object], seq_len: int | None
+) -> tuple[torch.Tensor, float]:
+    """Dynamic NTK: the NTK-aware base of the effective factor at the current length."""
+    factor, original = _factor(scaling), _original(scaling)
+    effective = dynamic_factor(factor, original if seq_len is None else seq_len, original)
+    return sinusoid_frequencies(head_dim, ntk_base(base, effective, head_dim)), 1.0
+
+
+def _yarn(head_dim: int, base: float, scaling: Mapping[str, object], seq_len: int | None) -> tuple[torch.Tensor, float]:
+    """YaRN: fast pairs kept, slow pairs interpolated, a ramp between; cos and sin scaled."""
+    factor, original = _factor(scaling), _original(scaling)
+    truncate = require_bool(scaling.get("truncate", True), "scaling['truncate']", "round the ramp's ends")
+    beta_fast, beta_slow = scaling.get("beta_fast") or 32.0, scaling.get("beta_slow") or 1.0
+    share = yarn_ramp(head_dim, base, original, beta_fast, beta_slow, truncate=truncate)
+    attention = scaling.get("attention_factor")
+    if attention is None:
+        attention = yarn_attention_factor(factor, scaling.get("mscale"), scaling.get("mscale_all_dim"))
+    return _blend(sinusoid_frequencies(head_dim, base), factor, share), _gain(attention)
+
+
+def _llama3(
+    head_dim: int, base: float, scaling: Mapping[str, object], seq_len: int | None
+) -> tuple[torch.Tensor, float]:
+    """Llama 3.1: short wavelengths kept, long ones interpolated, a blend between."""
+    factor, original = _factor(scaling), _original(scaling)
+    plain = sinusoid_frequencies(head_dim, base)
+    share = llama3_bands(2 * math.pi / plain, original, scaling["low_freq_factor"], scaling["high_freq_factor"])
+    return _blend(plain, factor, share), 1.0
+
+
+def _longrope(
+    head_dim: int, base: float, scaling: Mapping[str, object], seq_len: int | None
+) -> tuple[torch.Tensor, float]:
+    """LongRoPE: ``θ_i / short_factor[i]`` up to ``L`` tokens, ``θ_i / long_factor[i]`` past it; and its gain."""
+    factor, original = _factor(scaling), _original(scaling)
+    pairs = head_dim // 2
+    chosen = "long_factor" if seq_len is not None and seq_len > original else "short_factor"
+    per_pair = scaling[chosen]
+    if isinstance(per_pair, str | bytes) or not hasattr(per_pair, "__len__"):
+        raise TypeError(
+            f"scaling[{chosen!r}] must be a list of {pairs} numbers, one per rotated pair; got {per_pair!r}."
+        )
+    if len(per_pair) != pairs:
+        raise ValueError(f"scaling[{chosen!r}] must hold one factor per rotated pair, {pairs}, got {len(per_pair)}.")
+    stretch = torch.tensor(
+        [require_positive_float(v, f"scaling[{chosen!r}][i]") for v in per_pair], dtype=torch.float64
+    )
+    attention = scaling.get("attention_factor")
+    if attention is None:
+        attention = math.sqrt(1 + math.log(factor) / math.log(original)) if factor > 1 else 1.0
+    return sinusoid_frequencies(head_dim, base) / stretch, _gain(attention)
+
+
+def _original(scaling: Mapping[str, object]) -> int:
+    """The training length ``L``."""
+    return require_positive_int(
+        scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
+    )
+
+
+def _gain(attention: object) -> float:
+    return require_positive_float(attention, "scaling['attention_factor']")
+
+
+def _blend(plain: torch.Tensor, factor: float, share: torch.Tensor) -> torch.Tensor:
+    """Each pair's frequency, interpolated by its ``share`` (0: kept, 1: divided by the factor)."""
+    return plain / factor * share + plain * (1 - share)
+
+
+#: The recipes :func:`rope_frequencies` knows, one function each, in the order the book introduces them.
+ROPE_INIT_FUNCTIONS: dict[str, Callable[[int, float, Mapping[str, object], int | None], tuple[torch.Tensor, float]]]
+ROPE_INIT_FUNCTIONS = {
+    "default": _default,
+    "linear": _linear,
+    "ntk": _ntk,
+    "dynamic": _dynamic,
+    "yarn": _yarn,
+    "llama3": _llama3,
+    "longrope": _longrope,
+}
+#: The recipes' names, in the same order.
+ROPE_TYPES = tuple(ROPE_INIT_FUNCTIONS)
+
+#: The recipes whose frequencies depend on the current length ``seq_len`` (all others: computed once per model).
+LENGTH_DEPENDENT = ("dynamic", "longrope")
+
+
+def depends_on_length(scaling: Mapping[str, object] | None) -> bool:
+    """Whether the recipe ``scaling`` reads the current length (its name and keys are checked here, its numbers
+    by :func:`rope_frequencies`)."""
+    return _rope_type(scaling) in LENGTH_DEPENDENT
 
 
 def rope_frequencies(
@@ -278,76 +412,24 @@ def rope_frequencies(
         ``(inv_freq, attention_factor)``: ``inv_freq`` the ``(d/2,)`` float64 frequencies ``θ_i``
         (pair ``i`` turns by ``m·θ_i`` at position ``m``; ``(r/2,)`` with a ``partial_rotary_factor``),
         ``attention_factor`` the number cos and sin are multiplied by (1.0 except for YaRN and LongRoPE).
+
+    What every recipe shares is checked here; each recipe is then one function of :data:`ROPE_INIT_FUNCTIONS`.
     """
     head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
     base = require_positive_float(base, "base")
     seq_len = None if seq_len is None else require_positive_int(seq_len, "seq_len")
     kind = _rope_type(scaling)
-    if scaling is not None and scaling.get("partial_rotary_factor") is not None:
+    scaling = {} if scaling is None else scaling
+    if scaling.get("partial_rotary_factor") is not None:
         # only r = int(d·f) dimensions turn, and the frequencies are spaced over r, not d
         head_dim = rotary_width(head_dim, scaling["partial_rotary_factor"])
-    if kind != "default":
-        theta = scaling.get("rope_theta")
-        if theta is not None and not math.isclose(
-            require_positive_float(theta, "scaling['rope_theta']"), base, rel_tol=1e-12
-        ):
+    theta = scaling.get("rope_theta")
+    if kind != "default" and theta is not None:
+        if not math.isclose(require_positive_float(theta, "scaling['rope_theta']"), base, rel_tol=1e-12):
             raise ValueError(
                 f"scaling['rope_theta'] = {theta} disagrees with base = {base}; pass the model's base once."
             )
-    plain = sinusoid_frequencies(head_dim, base)  # (d/2,)
-    if kind == "default":
-        return plain, 1.0
-    factor = _factor(scaling)
-    if kind == "linear":
-        return plain / factor, 1.0
-    if kind == "ntk":
-        return sinusoid_frequencies(head_dim, ntk_base(base, factor, head_dim)), 1.0
-    original = require_positive_int(
-        scaling["original_max_position_embeddings"], "scaling['original_max_position_embeddings']"
-    )
-    if kind == "dynamic":
-        length = original if seq_len is None else seq_len
-        effective = dynamic_factor(factor, length, original)
-        return sinusoid_frequencies(head_dim, ntk_base(base, effective, head_dim)), 1.0
-    if kind == "yarn":
-        beta_fast = scaling.get("beta_fast") or 32.0
-        beta_slow = scaling.get("beta_slow") or 1.0
-        truncate = require_bool(scaling.get("truncate", True), "scaling['truncate']", "round the ramp's ends")
-        share = yarn_ramp(head_dim, base, original, beta_fast, beta_slow, truncate=truncate)
-        attention = scaling.get("attention_factor")
-        if attention is None:
-            attention = yarn_attention_factor(factor, scaling.get("mscale"), scaling.get("mscale_all_dim"))
-        attention = require_positive_float(attention, "scaling['attention_factor']")
-        return plain / factor * share + plain * (1 - share), attention
-    if kind == "longrope":
-        return _longrope(plain, scaling, factor, original, seq_len)
-    # llama3
-    share = llama3_bands(2 * math.pi / plain, original, scaling["low_freq_factor"], scaling["high_freq_factor"])
-    return plain / factor * share + plain * (1 - share), 1.0
-
-
-def _longrope(
-    plain: torch.Tensor, scaling: Mapping[str, object], factor: float, original: int, seq_len: int | None
-) -> tuple[torch.Tensor, float]:
-    """LongRoPE: ``θ_i / short_factor[i]`` up to ``L`` tokens, ``θ_i / long_factor[i]`` past it; and its gain."""
-    pairs = plain.shape[0]
-    chosen = "long_factor" if seq_len is not None and seq_len > original else "short_factor"
-    per_pair = scaling[chosen]
-    if isinstance(per_pair, str | bytes) or not hasattr(per_pair, "__len__"):
-        raise TypeError(
-            f"scaling[{chosen!r}] must be a list of {pairs} numbers, one per rotated pair; got {per_pair!r}."
-        )
-    if len(per_pair) != pairs:
-        raise ValueError(f"scaling[{chosen!r}] must hold one factor per rotated pair, {pairs}, got {len(per_pair)}.")
-    stretch = torch.tensor(
-        [require_positive_float(v, f"scaling[{chosen!r}][i]") for v in per_pair], dtype=torch.float64
-    )
-    attention = scaling.get("attention_factor")
-    if attention is None:
-        attention = math.sqrt(1 + math.log(factor) / math.log(original)) if factor > 1 else 1.0
-    else:
-        attention = require_positive_float(attention, "scaling['attention_factor']")
-    return plain / stretch, float(attention)
+    return ROPE_INIT_FUNCTIONS[kind](head_dim, base, scaling, seq_len)
 
 
 def scaling_recipes(original_length: int, factor: float = 4.0) -> dict[str, dict[str, object] | None]:
@@ -372,7 +454,7 @@ def scaling_recipes(original_length: int, factor: float = 4.0) -> dict[str, dict
 
 def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
     """Wavelength ``2π / θ_i`` of each pair, in positions: the distance over which the pair turns once."""
-    require_float_tensor(inv_freq, "inv_freq", ndim=1)
+    require_finite_tensor(require_float_tensor(inv_freq, "inv_freq", ndim=1), "inv_freq", "frequencies")
     if inv_freq.numel() and not bool((inv_freq > 0).all()):
         raise ValueError("inv_freq must hold positive frequencies (a zero frequency has no wavelength).")
     return 2 * math.pi / inv_freq.to(torch.float64)
@@ -381,11 +463,7 @@ def rope_wavelengths(inv_freq: torch.Tensor) -> torch.Tensor:
 def _rotary_layers(model: nn.Module) -> list[nn.Module]:
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module (a TinyTransformer), got {type(model).__name__}.")
-    layers = [
-        m
-        for m in model.modules()
-        if hasattr(m, "rope_scaling") and (getattr(m, "rotary", False) or getattr(m, "position", None) == "rope")
-    ]
+    layers = [m for m in model.modules() if hasattr(m, "rope_scaling") and getattr(m, "position", None) == "rope"]
     if not layers:
         raise ValueError(
             'model has no rotary attention layer to rescale; build it with TinyTransformer(..., position="rope").'

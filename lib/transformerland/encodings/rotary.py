@@ -13,7 +13,9 @@ import torch
 
 from .._validation import (
     require_choice,
+    require_elements,
     require_even,
+    require_finite_tensor,
     require_float_tensor,
     require_min_dims,
     require_position_tensor,
@@ -43,12 +45,14 @@ def rotary_angles(
     to use instead of ``base^(-2i/dim)`` (a scaled set from :func:`~transformerland.encodings.rope_frequencies`).
     """
     require_position_tensor(positions, "positions", ndim=1)
+    dim = require_even(require_positive_int(dim, "dim"), "dim", "RoPE rotates pairs of dimensions.")
+    base = require_positive_float(base, "base")
     theta = sinusoid_frequencies(dim, base) if inv_freq is None else _checked_inv_freq(inv_freq, dim)
     return positions.to(torch.float64)[:, None] * theta[None, :].to(positions.device)
 
 
 def _checked_inv_freq(inv_freq: torch.Tensor, dim: int) -> torch.Tensor:
-    require_float_tensor(inv_freq, "inv_freq", ndim=1)
+    require_finite_tensor(require_float_tensor(inv_freq, "inv_freq", ndim=1), "inv_freq", "frequencies")
     if inv_freq.shape[0] != dim // 2:
         raise ValueError(f"inv_freq must have one frequency per pair, {dim // 2}, got {inv_freq.shape[0]}.")
     return inv_freq.to(torch.float64)
@@ -175,6 +179,9 @@ def rotary_decay_bound(distances: torch.Tensor, dim: int, base: float = 10000.0)
         base: frequency base.
     """
     require_position_tensor(distances, "distances", ndim=1)
+    dim = require_even(require_positive_int(dim, "dim"), "dim", "RoPE rotates pairs of dimensions.")
+    base = require_positive_float(base, "base")
+    require_elements(distances.shape[0] * dim, "the partial sums (distances × dim)")
     theta = sinusoid_frequencies(dim, base).to(distances.device)  # (d/2,)
     angles = distances.to(torch.float64)[:, None] * theta[None, :]  # (N, d/2)
     partial_sums = torch.polar(torch.ones_like(angles), angles).cumsum(dim=-1)  # S_1 … S_{d/2}

@@ -24,11 +24,15 @@ import torch
 from torch import nn
 
 from .._validation import (
+    model_vocab_size,
+    require_even,
     require_float_tensor,
+    require_ids_below,
     require_index_tensor,
     require_int,
     require_min_dims,
     require_positive_float,
+    require_positive_int,
     require_same,
     require_tensor,
 )
@@ -67,6 +71,8 @@ def rotary_turns(max_offset: float, head_dim: int, base: float) -> torch.Tensor:
     within an input of ``Δ + 1`` tokens. Its wavelength is ``2π / θ_i`` positions.
     """
     max_offset = require_positive_float(max_offset, "max_offset")
+    head_dim = require_even(require_positive_int(head_dim, "head_dim"), "head_dim", "RoPE rotates pairs.")
+    base = require_positive_float(base, "base")
     return max_offset * sinusoid_frequencies(head_dim, base) / (2 * math.pi)
 
 
@@ -227,6 +233,7 @@ def next_token_loss(model: nn.Module, input_ids: torch.Tensor, **kwargs: Any) ->
     require_index_tensor(input_ids, "input_ids", ndim=2)
     if input_ids.shape[1] < 2:
         raise ValueError("input_ids needs at least 2 tokens: the loss predicts each token from the ones before.")
+    require_ids_below(input_ids, "input_ids", model_vocab_size(model))
     with torch.no_grad():
         output = model(input_ids, **kwargs)
     logits = getattr(output, "logits", output)
@@ -235,6 +242,7 @@ def next_token_loss(model: nn.Module, input_ids: torch.Tensor, **kwargs: Any) ->
             f"model must return logits (B, T, vocab) for input_ids {tuple(input_ids.shape)}, or an output with "
             f".logits; got {type(output).__name__}."
         )
+    require_ids_below(input_ids, "input_ids", logits.shape[-1], "the model's logits")
     return float(nn.functional.cross_entropy(logits[:, :-1].flatten(0, 1), input_ids[:, 1:].flatten()))
 
 
@@ -273,10 +281,11 @@ def replaced_parameters(model: nn.Module, replacements: Mapping[str, torch.Tenso
     for name, tensor in replacements.items():
         if name not in parameters:
             raise KeyError(f"the model has no parameter {name!r}; names look like {next(iter(parameters))!r}.")
-        require_tensor(tensor, name)
+        require_tensor(tensor, f"replacements[{name!r}]")
         if tensor.shape != parameters[name].shape:
             raise ValueError(
-                f"{name} has shape {tuple(parameters[name].shape)}; the replacement has {tuple(tensor.shape)}."
+                f"replacements[{name!r}] has shape {tuple(tensor.shape)}, but the model's {name} has "
+                f"{tuple(parameters[name].shape)}."
             )
     saved = {name: parameters[name].detach().clone() for name in replacements}
     try:

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import require_float_tensor, require_positive_float, require_positive_int, require_same
-from .encodings.rotary import apply_rotary
+from .._validation import require_float_tensor, require_positive_float, require_positive_int, require_same
+from .rotary import apply_rotary
 
 __all__ = [
     "absorbed_weights",

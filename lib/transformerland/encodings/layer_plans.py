@@ -21,8 +21,14 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from ._validation import require_choice, require_positive_float, require_positive_int
-from .attention import SelfAttention
+from .._validation import (
+    optional_device,
+    require_choice,
+    require_elements,
+    require_positive_float,
+    require_positive_int,
+)
+from ..attention import SelfAttention
 
 __all__ = [
     "LayerPlan",
@@ -82,10 +88,13 @@ def sliding_window_mask(
 ) -> torch.Tensor:
     """Boolean ``(T, T)`` mask, ``True`` where query ``i`` may see key ``j``: ``j <= i`` and ``i - j < window``."""
     length = require_positive_int(length, "length")
+    window = None if window is None else require_positive_int(window, "window")
+    device = optional_device(device)
+    require_elements(length * length, "the mask (length × length)")
     query, key = torch.arange(length, device=device)[:, None], torch.arange(length, device=device)[None, :]
     allowed = key <= query
     if window is not None:
-        allowed &= query - key < require_positive_int(window, "window")
+        allowed &= query - key < window
     return allowed
 
 

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validation import (
+from .._validation import (
     MAX_SIZE,
     require_choice,
     require_elements,
@@ -34,9 +34,9 @@ from ._validation import (
     require_positive_int,
     require_tensor,
 )
-from .encodings.learned import LearnedPositionalEmbedding
-from .tasks import Batch, Task
-from .training import TrainResult, _require_logits, train
+from ..encodings.learned import LearnedPositionalEmbedding
+from ..tasks import Batch, Task
+from ..training import TrainResult, _require_logits, train
 
 __all__ = [
     "extend_table",
@@ -197,7 +197,10 @@ def extend_table(table: torch.Tensor, new_len: int, *, init_std: float = 0.02, s
     new_len = require_positive_int(new_len, "new_len")
     init_std = require_positive_float(init_std, "init_std")
     seed = require_int(seed, "seed", low=0)
-    require_elements(new_len * table.shape[1], "the extended table")
+    # the new rows are drawn in float64 first (so that a seed gives the same rows in every dtype): twice the numbers
+    require_elements(
+        new_len * table.shape[1] + 2 * max(new_len - table.shape[0], 0) * table.shape[1], "the extended table"
+    )
     if new_len < table.shape[0]:
         raise ValueError(
             f"new_len must be at least the table's {table.shape[0]} rows, got {new_len}; "

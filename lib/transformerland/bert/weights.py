@@ -9,7 +9,7 @@ access. :func:`load_minilm_tokenizer` and :func:`encode_pair` turn a sentence pa
 Reading weights needs ``safetensors`` and tokenizing needs ``tokenizers`` (the extra
 ``transformerland[bert]``); both are imported only when used. Everything here is also
 importable from :mod:`transformerland.bert`. This module imports the layer
-(:mod:`transformerland.bert_embeddings`); the layer knows nothing of it.
+(:mod:`transformerland.bert.embeddings`); the layer knows nothing of it.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from ._validation import require_device
-from .bert_embeddings import BertEmbeddingConfig, BertEmbeddings
+from .._validation import require_device
+from .embeddings import BertEmbeddingConfig, BertEmbeddings
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer

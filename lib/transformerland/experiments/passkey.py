@@ -34,15 +34,17 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validation import (
+from .._validation import (
+    model_vocab_size,
     require_callable,
     require_choice,
+    require_ids_below,
     require_index_tensor,
     require_int,
     require_positive_int,
     require_str,
 )
-from .encodings.rope_scaling import rope_frequencies
+from ..encodings.rope_scaling import rope_frequencies
 
 __all__ = [
     "ANSWER_TOKENS",
@@ -261,6 +263,7 @@ def greedy_digits(model: nn.Module, input_ids: torch.Tensor, new_tokens: int = 7
             f"input_ids must be one prompt of at least one token, shape (1, T), got {tuple(input_ids.shape)}."
         )
     new_tokens = require_positive_int(new_tokens, "new_tokens", cap=MAX_NEW_TOKENS)
+    require_ids_below(input_ids, "input_ids", model_vocab_size(model))
     out = model(input_ids, use_cache=True)
     written = []
     for step in range(new_tokens):

@@ -20,8 +20,8 @@ import math
 
 import torch
 
-from ._validation import require_positive_int
-from .tasks import Batch, _sample_sizes
+from .._validation import require_positive_int
+from ..tasks import Batch, _sample_sizes
 
 __all__ = ["LookupTask"]
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import torch
 
-from ._validation import require_float_tensor, require_int, require_positive_float, require_positive_int
+from .._validation import (
+    require_elements,
+    require_float_tensor,
+    require_int,
+    require_positive_float,
+    require_positive_int,
+)
 
 __all__ = ["cosine_similarity_matrix", "linear_position_probe", "pca", "similarity_by_offset"]
 
@@ -15,6 +21,7 @@ def cosine_similarity_matrix(table: torch.Tensor) -> torch.Tensor:
     A row of zeros has no direction: its similarity with every row, itself included, is 0.
     """
     require_float_tensor(table, "table", ndim=2)
+    require_elements(table.shape[0] ** 2, "the similarity matrix (rows × rows)")
     unit = torch.nn.functional.normalize(table.detach().float(), dim=1)
     return unit @ unit.T
 
@@ -23,7 +30,7 @@ def similarity_by_offset(similarity: torch.Tensor, max_offset: int | None = None
     """Mean of ``similarity[p, p + k]`` over ``p``, for ``k = 0 … max_offset``: ``(N, N)`` → ``(K + 1,)``.
 
     ``similarity`` must be square and floating (one row and one column per position); ``max_offset``
-    larger than ``N - 1`` is cut to ``N - 1``.
+    (``K``, default ``N - 1``) is at most ``N - 1``, the largest offset an ``(N, N)`` matrix has.
     """
     require_float_tensor(similarity, "similarity", ndim=2)
     n = similarity.shape[0]
@@ -32,7 +39,13 @@ def similarity_by_offset(similarity: torch.Tensor, max_offset: int | None = None
             f"similarity must be a square (N, N) matrix with N ≥ 1, one row and column per position, got shape "
             f"{tuple(similarity.shape)}: pass cosine_similarity_matrix(table)."
         )
-    max_offset = n - 1 if max_offset is None else min(require_positive_int(max_offset, "max_offset"), n - 1)
+    if max_offset is None:
+        max_offset = n - 1
+    elif require_positive_int(max_offset, "max_offset") > n - 1:
+        raise ValueError(
+            f"max_offset = {max_offset}, but a ({n}, {n}) matrix has offsets up to {n - 1} only: pass "
+            f"max_offset ≤ {n - 1} (or None for all of them)."
+        )
     return torch.stack([similarity.diagonal(k).mean() for k in range(max_offset + 1)])
 
 

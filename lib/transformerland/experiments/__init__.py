@@ -1,0 +1,3 @@
+"""The chapters' experiments, apart from the model."""
+
+__all__: list[str] = []
