@@ -30,9 +30,9 @@ def test_ntk_base_reference_passes(capsys):
     ("wrong", "hint_words"),
     [
         (lambda base, factor, d: base * factor, "multiplied the base by the factor"),
-        (lambda base, factor, d: base * factor ** ((d - 2) / d), "upside down"),
-        (lambda base, factor, d: base * factor ** (d / 2), "counts pairs"),
-        (lambda base, factor, d: base**factor, "raised to the factor"),
+        (lambda base, factor, d: base * factor ** ((d - 2) / d), "which way up"),
+        (lambda base, factor, d: base * factor ** (d / 2), "not the number of pairs"),
+        (lambda base, factor, d: base**factor, "you raised the base to a power"),
         (lambda base, factor, d: "big", "not a number"),
         (lambda base, factor, d: 1 / 0, "ZeroDivisionError"),
     ],
@@ -84,14 +84,14 @@ def test_yarn_ramp_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
 # ex-8-3: Llama 3's bands -------------------------------------------------------------------------------
 
 
-def band_with(*, swap=False, times=False):
+def band_with(*, swap=False, times=False, inclusive=False):
     def band(wavelength, original_length, low_freq_factor, high_freq_factor):
         short, long = original_length / high_freq_factor, original_length / low_freq_factor
         if times:
             short, long = original_length * low_freq_factor, original_length * high_freq_factor
-        if wavelength < short:
+        if wavelength < short or (inclusive and wavelength == short):
             return "scaled" if swap else "kept"
-        if wavelength > long:
+        if wavelength > long or (inclusive and wavelength == long):
             return "kept" if swap else "scaled"
         return "blended"
 
@@ -107,7 +107,8 @@ def test_llama3_band_reference_passes(capsys):
     ("wrong", "hint_words"),
     [
         (band_with(swap=True), "swapped"),
-        (band_with(times=True), "edges are L / high_freq_factor"),
+        (band_with(times=True), "compare the wavelength with two edges"),
+        (band_with(inclusive=True), "exactly on an edge"),
         (lambda *args: "fast", "one of the strings"),
     ],
 )
@@ -129,9 +130,9 @@ def test_dynamic_factor_reference_passes(capsys):
     ("wrong", "hint_words"),
     [
         (lambda factor, s, length: factor * s / length - (factor - 1), "must stay 1"),
-        (lambda factor, s, length: max(s, length) / length, "configured factor is missing"),
-        (lambda factor, s, length: factor * max(s, length) / length, "subtract factor"),
-        (lambda factor, s, length: factor, "follow the current length"),
+        (lambda factor, s, length: max(s, length) / length, "plays no part"),
+        (lambda factor, s, length: factor * max(s, length) / length, "not 1"),
+        (lambda factor, s, length: factor, "does not change with the length"),
         (lambda factor, s, length: torch.tensor([factor, factor]), "not a number"),
     ],
 )
@@ -139,3 +140,17 @@ def test_dynamic_factor_mistakes_fail_with_their_hint(capsys, wrong, hint_words)
     assert not check_dynamic_factor(wrong)
     word, out = verdict(capsys)
     assert word == "NOT YET" and hint_words in out, out
+
+
+@pytest.mark.parametrize("edge", [2048.0, 8192.0])
+def test_llama3_band_tells_the_edges_from_the_outer_bands(capsys, edge):
+    """'More than 4 turns' is kept, exactly 4 is blended: a `<=` for `<` fails on the public edges, alone."""
+
+    def inclusive_at(wavelength, original_length, low_freq_factor, high_freq_factor):
+        if wavelength == edge:
+            return "kept" if edge == original_length / high_freq_factor else "scaled"
+        return band_with()(wavelength, original_length, low_freq_factor, high_freq_factor)
+
+    assert not check_llama3_band(inclusive_at)
+    word, out = verdict(capsys)
+    assert word == "NOT YET" and "exactly on an edge" in out, out

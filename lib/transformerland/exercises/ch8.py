@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from ..encodings.rope_scaling import dynamic_factor, llama3_bands, ntk_base, yarn_ramp
+from ..encodings.rope_scaling import dynamic_factor, ntk_base, yarn_ramp
 from .checking import Check
 from .spec import Case, Exercise, chapter_data, compare, declared
 
@@ -71,20 +71,34 @@ BANDS = ("kept", "blended", "scaled")
 
 
 def _band_hidden(seed: int) -> list[tuple[Any, ...]]:
-    """One wavelength well inside each band (never at an edge, where the blend equals its neighbour)."""
+    """One wavelength well inside each band, and both edges of another configuration (edges are blended)."""
     r = random.Random(seed)
-    return [(w * r.uniform(0.8, 1.2), 8192, 1.0, 4.0) for w in (40.0, 1200.0, 4100.0, 6500.0, 90000.0)]
+    inside = [(w * r.uniform(0.8, 1.2), 8192, 1.0, 4.0) for w in (40.0, 1200.0, 4100.0, 6500.0, 90000.0)]
+    original, low, high = r.choice([2048, 4096, 16384]), r.choice([1.0, 2.0]), r.choice([4.0, 8.0])
+    return [*inside, (original / high, original, low, high), (original / low, original, low, high)]
 
 
 def _band(wavelength: float, original: int, low: float, high: float) -> str:
-    share = float(llama3_bands(torch.tensor([wavelength]), original, low, high))
-    return "kept" if share == 0 else "scaled" if share == 1 else "blended"
+    """Llama 3's band as its code draws it: kept below L/high, scaled above L/low, blended between, edges included.
+
+    At an edge the blend gives the neighbour's frequency (:func:`~transformerland.encodings.rope_scaling.llama3_bands`
+    gives the same share), but the pair is in the blended band: it turns exactly ``high`` (or ``low``) times over
+    ``original``, not more (or less).
+    """
+    if wavelength < original / high:
+        return "kept"
+    return "scaled" if wavelength > original / low else "blended"
 
 
-def _band_slips(*args: Any) -> dict[str, str]:
-    """Kept and scaled swapped (the blended band has no such slip)."""
-    band = _band(*args)
-    return {} if band == "blended" else {"swapped": "scaled" if band == "kept" else "kept"}
+def _band_slips(wavelength: float, original: int, low: float, high: float) -> dict[str, str]:
+    """Kept and scaled swapped (the blended band has no such slip); edges put in the outer bands (<= for <)."""
+    band = _band(wavelength, original, low, high)
+    slips = {} if band == "blended" else {"swapped": "scaled" if band == "kept" else "kept"}
+    if wavelength == original / high:
+        slips["edges"] = "kept"
+    elif wavelength == original / low:
+        slips["edges"] = "scaled"
+    return slips
 
 
 def _judge_band(check: Check, spec: Exercise, case: Case, got: Any, expected: str) -> None:
