@@ -41,15 +41,38 @@ def _whole(got: Any) -> torch.Tensor | None:
 
 # --- ex-7-1: positions from a padding mask ---------------------------------------------------------------
 
+#: What a padding slot holds in the reference's answer: any position from 0 is right there.
+_FREE = -(2**62)
 
-def _real_right(got: Any, attention_mask: torch.Tensor) -> bool:
-    """Whether the real tokens' positions are right (whatever the padding slots hold)."""
-    ids, real = _whole(got), attention_mask == 1
-    return (
-        ids is not None
-        and ids.shape == attention_mask.shape
-        and torch.equal(ids[real], position_ids_from_mask(attention_mask)[real].to(ids.dtype))
-    )
+
+def _positions(attention_mask: torch.Tensor) -> torch.Tensor:
+    """The real tokens' positions, 0, 1, 2, … from each row's first real token; padding slots are free."""
+    return position_ids_from_mask(attention_mask).masked_fill(attention_mask == 0, _FREE)
+
+
+@dataclass(frozen=True)
+class _RealPositions(Kind):
+    """Whole numbers of the mask's shape, equal to the answer on real tokens, at least 0 on padding."""
+
+    def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
+        ids = _whole(got)
+        if ids is None:
+            kind = got.dtype if isinstance(got, torch.Tensor) else type(got).__name__
+            return f"it returned {kind}, not whole numbers"
+        if ids.shape != expected.shape:
+            return f"it has shape {tuple(ids.shape)}" + ("" if hidden else f"; expected {tuple(expected.shape)}")
+        real = expected != _FREE
+        if not torch.equal(ids[real], expected[real].to(ids.dtype)):
+            shown = "" if hidden else f": {ids[real].tolist()}, not {expected[real].tolist()}"
+            return "the real tokens' positions are wrong" + shown
+        padding = ids[~real]
+        return None if bool(((padding >= 0) | (padding == _FREE)).all()) else "a padding slot got a negative position"
+
+    def close(self, got: Any, other: Any) -> bool:
+        """A slip's answer has no free slots: the same numbers everywhere."""
+        ids = _whole(got)
+        other = torch.as_tensor(other)
+        return ids is not None and ids.shape == other.shape and torch.equal(ids, other.to(ids.dtype))
 
 
 def _padded_masks(r: random.Random) -> list:
@@ -72,7 +95,8 @@ POSITION_IDS = Exercise(
     "my_position_ids",
     checker="check_position_ids",
     what="position ids from a padding mask",
-    reference=position_ids_from_mask,
+    reference=_positions,
+    withheld=("transformerland.llm.positions.position_ids_from_mask",),
     public=[  # no padding, right padding, then left padding (the decoder's kind), and a row with one real token
         call(torch.tensor([[1, 1, 1, 1]])),
         call(torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])),
@@ -81,7 +105,7 @@ POSITION_IDS = Exercise(
         call(torch.tensor([[0, 1]])),
     ],
     hidden=_padded_masks,
-    answer=Tensor(),
+    answer=_RealPositions(),
     slips=[
         Slip(
             when=lambda got, attention_mask: _whole(got) is None,
@@ -111,12 +135,7 @@ POSITION_IDS = Exercise(
         Slip(
             when=lambda got, attention_mask: bool((torch.as_tensor(got)[attention_mask == 0] < 0).any()),
             says="a padding slot got a negative position: its position never matters, but it must be a valid one.",
-            then="what does your count give a slot before the first real token? The statement says what to put there.",
-        ),
-        Slip(
-            when=_real_right,
-            says="the real tokens' positions are right; the padding slots should hold 0, as the statement asks.",
-            then="any valid position would do for a model, since the mask hides those slots; the checker asks for 0.",
+            then="what does your count give a slot before the first real token?",
         ),
     ],
     otherwise=Slip(
