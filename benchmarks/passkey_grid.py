@@ -2,56 +2,63 @@
 
 For each prompt length, each needle depth and each recipe, one five-digit key (drawn with
 ``--seed``, the same key for every recipe at a given length and depth) is hidden in filler text
-and the model answers greedily (:mod:`transformerland.passkey`). Six rows: plain RoPE, four
-recipes at factor 4 (linear, NTK-aware, YaRN and Llama 3, configured as chapter 8 configures them
-for 8,192 → 32,768 tokens and applied at every length), and dynamic NTK at factor 1, its
-canonical form (effective factor ``max(1, ℓ/L)`` at the prompt's length ``ℓ``).
+and the model answers greedily (:mod:`transformerland.passkey`). Seven rows
+(:func:`~transformerland.passkey.long_context_recipes`): plain RoPE; linear, NTK-aware, YaRN and
+Llama 3 at factor 4, configured as chapter 8 configures them for 8,192 → 32,768 tokens and applied
+at every length; and dynamic NTK at factor 1 (its canonical form, effective factor ``max(1, ℓ/L)``
+at the prompt's length ``ℓ``) and at factor 4 (``4ℓ/L − 3``), each row named with its factor.
 
 Each answer is ``--new-tokens`` tokens long (default :data:`~transformerland.passkey.ANSWER_TOKENS`,
 24) and found when its first run of five digits is the key
-(:func:`~transformerland.passkey.passkey_found`); the file records both. The grid committed with
-the library was measured with 7 tokens and an older rule (the key anywhere among the answer's
-characters), as its ``new_tokens`` and ``judging`` say; ``--merge`` refuses to mix answer lengths.
+(:func:`~transformerland.passkey.passkey_found`); the file records both, with 30 needles a cell by
+default, so that each cell's Wilson interval (:func:`~transformerland.passkey.wilson_interval`) is
+about half as wide as with the 10 of the first grid. Each sitting records the code's commit
+(``git rev-parse HEAD``, ``+dirty`` when tracked files were changed).
 
-This is GPU work: the committed grid (360 prompts up to 23,040 tokens) took about 8 minutes on one
-H100. It runs on the CPU too, but on a 2-core CPU one 8,000-token prompt takes about 20 s.
+The grid committed with the library was measured on 2026-11-25 with 10 needles, 7-token answers,
+an older rule (the key anywhere among the answer's characters) and dynamic NTK at factor 1 only;
+its sitting did not record a commit. ``--remeasure`` replaces it with the protocol above, in as
+many sittings as the device allows; run the same command again until it prints "grid complete":
+
+    python -m benchmarks.passkey_grid --remeasure           # 6 lengths x 30 needles x 7 rows = 1,260 prompts
+
+On one H100 the first grid took 465 s for 360 prompts (about 1.3 s each, more at the longer
+lengths), so the re-measurement needs about 30 minutes of GPU time: ``--remeasure`` stops starting
+prompts after ``--time-budget`` seconds (default 540 with it) and writes what it has. It runs on the
+CPU too, but on a 2-core CPU one 8,000-token prompt takes about 20 s.
 
 Writes a JSON file (by default the library's ``data/passkey_grid.json``, which chapter 8 reads with
-:func:`transformerland.passkey.load_passkey_grid`) with every trial and its provenance (device, date, command, library,
-transformers and torch versions, seconds per trial and in all). With ``--merge`` the trials
-already in ``--out`` are kept and only the missing ones are run, so a grid can be computed in
-several sittings (``--time-budget`` stops one cleanly).
+:func:`transformerland.passkey.load_passkey_grid`) with every trial and its provenance (device, date,
+commit, command, library, transformers and torch versions, seconds per trial and in all). With
+``--merge`` the trials already in ``--out`` are kept and only the missing ones are run, so a grid can
+be computed in several sittings (``--time-budget`` stops one cleanly); ``--merge`` refuses to mix
+answer lengths or judging rules.
 
-    python -m benchmarks.passkey_grid                                  # the full grid
     python -m benchmarks.passkey_grid --lengths 4096 --depths 2 --out /tmp/small.json
 """
 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import platform
-import shlex
-import sys
 import time
 from pathlib import Path
 
 import torch
-import transformerland
-import transformers
 from tqdm.auto import tqdm
-from transformerland.encodings import scaling_recipes
 from transformerland.llm import load_smollm2
 from transformerland.passkey import (
     ANSWER_TOKENS,
     JUDGING,
     WORDING,
     WORDINGS,
+    long_context_recipes,
     needle_depths,
     passkey_keys,
     passkey_trial,
 )
+
+from benchmarks.provenance import sitting
 
 CONTEXT = 8192
 FACTOR = 4.0
@@ -59,11 +66,13 @@ LENGTHS = (4096, 7680, 9600, 11520, 15360, 23040)
 RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "passkey_grid.json"
 
 
+NEEDLES = 30
+REMEASURE_BUDGET = 540.0
+
+
 def grid_recipes() -> dict[str, dict[str, object] | None]:
-    """The grid's six rows: plain RoPE, four recipes at factor 4, dynamic NTK at factor 1 (its canonical form)."""
-    recipes = scaling_recipes(original_length=CONTEXT, factor=FACTOR)
-    recipes["dynamic NTK"] = {"rope_type": "dynamic", "factor": 1.0, "original_max_position_embeddings": CONTEXT}
-    return recipes
+    """The grid's seven rows: plain RoPE, four recipes at factor 4, dynamic NTK at factors 1 and 4."""
+    return long_context_recipes(CONTEXT, FACTOR)
 
 
 def length_keys(n_tokens: int, count: int, seed: int) -> list[str]:
@@ -85,17 +94,13 @@ def peak_memory(device: torch.device) -> float | None:
     return round(torch.cuda.max_memory_allocated(device) / 2**30, 2) if device.type == "cuda" else None
 
 
-def device_name(device: torch.device) -> str:
-    if device.type == "cuda":
-        return f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda})"
-    return f"CPU, {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS), help="prompt lengths in tokens")
-    parser.add_argument("--depths", type=int, default=10, help="needles per length, spread evenly (default 10)")
-    parser.add_argument("--recipes", nargs="+", default=None, help="recipe names (default: all six)")
+    parser.add_argument(
+        "--depths", type=int, default=NEEDLES, help=f"needles per length, spread evenly (default {NEEDLES})"
+    )
+    parser.add_argument("--recipes", nargs="+", default=None, help="recipe names (default: all seven)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the keys (default 0)")
     parser.add_argument("--out", type=Path, default=RESULTS, help=f"JSON file to write (default {RESULTS})")
     parser.add_argument("--merge", action="store_true", help="keep the trials already in --out, run the others")
@@ -112,7 +117,29 @@ def main(argv: list[str] | None = None) -> int:
         "--new-tokens", type=int, default=ANSWER_TOKENS, help=f"tokens per answer (default {ANSWER_TOKENS})"
     )
     parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda when there is one)")
+    parser.add_argument(
+        "--remeasure",
+        action="store_true",
+        help="the re-measurement of issue 33 into the library's file: replace a grid of another protocol, else "
+        f"--merge; --time-budget {REMEASURE_BUDGET:g} unless given; run again until it prints 'grid complete'",
+    )
     args = parser.parse_args(argv)
+    carried: dict[str, object] = {}
+    if args.remeasure:
+        if args.out.exists():
+            kept = json.loads(args.out.read_text())
+            same = (kept.get("new_tokens"), kept.get("judging"), kept.get("recipes")) == (
+                args.new_tokens,
+                JUDGING,
+                grid_recipes(),
+            )
+            args.merge = same
+            if not same:  # the grid of an older protocol: keep how its wording was chosen, and what it was
+                carried = {
+                    "wording_trial": kept.get("wording_trial"),
+                    "replaces": {k: kept.get(k) for k in ("new_tokens", "judging", "recipes", "runs")},
+                }
+        args.time_budget = REMEASURE_BUDGET if args.time_budget is None else args.time_budget
 
     device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     recipes = grid_recipes()
@@ -127,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
         for d, key in zip(depths, length_keys(n, len(depths), args.seed), strict=True)
         for name in names
     ]
-    old = json.loads(args.out.read_text()) if args.merge and args.out.exists() else {"runs": [], "trials": []}
+    old = (
+        json.loads(args.out.read_text()) if args.merge and args.out.exists() else {"runs": [], "trials": [], **carried}
+    )
     if old["trials"] and (old.get("new_tokens"), old.get("judging")) != (args.new_tokens, JUDGING):
         parser.error(
             f"{args.out} holds answers of {old.get('new_tokens')} tokens judged by {old.get('judging')!r}; "
@@ -161,15 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             ).as_dict()
         )
     run = {
-        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        "command": "python -m benchmarks.passkey_grid " + shlex.join(argv if argv is not None else sys.argv[1:]),
-        "device": device_name(device),
-        "dtype": "float32",
-        "attention": "sdpa",
-        "python": platform.python_version(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "transformerland": transformerland.__version__,
+        **sitting("benchmarks.passkey_grid", argv, device),
         "load_seconds": round(load_seconds, 1),
         "trials": len(trials),
         "trial_seconds": round(sum(t["seconds"] for t in trials), 1),
@@ -182,10 +203,11 @@ def main(argv: list[str] | None = None) -> int:
         "recipes": {name: recipes[name] for name in recipes},
         "seed": args.seed,
         "wording": wording,
-        "wording_trial": {"length": args.choose_wording, "found": tried} if tried else None,
+        "wording_trial": ({"length": args.choose_wording, "found": tried} if tried else old.get("wording_trial")),
         "prompt": WORDINGS[wording].__dict__,
         "new_tokens": args.new_tokens,
         "judging": JUDGING,
+        **({"replaces": old["replaces"]} if "replaces" in old else {}),
         "runs": [*old["runs"], run],
         "trials": [*old["trials"], *trials],
     }
@@ -195,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     for n in sorted({n for n, _ in table}):
         print(f"{n:>6d}  " + "  ".join(f"{r}: {f}/{c}" for (m, r), (f, c) in table.items() if m == n))
     print(f"{len(trials)} trials in {run['trial_seconds']} s on {run['device']}; {len(result['trials'])} in {args.out}")
+    left = len(todo) - len(trials)
+    print(f"{left} trials left: run the same command again" if left else "grid complete")
     return 0
 
 

@@ -199,3 +199,81 @@ def test_ch8_lookup_turns_the_recipes_round(seed: int) -> None:
     assert min(A["linear (PI)"], A["YaRN"], A["Llama 3"]) > 0.97 and A["plain RoPE"] < 0.85, A
     assert A["plain RoPE"] + 0.08 < A["NTK-aware"] < A["YaRN"] - 0.05 and A["dynamic NTK"] > A["NTK-aware"] + 0.02, A
     assert abs(A["dynamic, f=1"] - A["NTK-aware"]) < 1e-9 and A["plain RoPE"] > 0.65, A
+
+
+# Chapter 8: the recipes on chapter 5's rotary decoder, zero-shot and after 20 fine-tuning steps at 128 tokens,
+# beside ALiBi; a rotary model with base 500,000; and the lookup model fine-tuned at 128 tokens.
+CH8_RECIPES = scaling_recipes(TRAIN_LENGTH, 4.0)  # "dynamic NTK" here is configured with factor 4
+CH8_TUNE = {"steps": 20, "length": 4 * TRAIN_LENGTH, "batch_size": 16, "lr": 3e-3}
+
+
+@cache
+def ch8_zero_shot(seed: int) -> dict[str, tuple[float, ...]]:
+    rope = markov_model("rope", seed)
+    return {
+        name: tuple(markov_loss(with_rope_scaling(rope, s), n) for n in EVAL_LENGTHS) for name, s in CH8_RECIPES.items()
+    }
+
+
+@cache
+def ch8_fine_tuned(seed: int) -> dict[str, tuple[float, ...]]:
+    rope = markov_model("rope", seed)
+    tuned = {}
+    for name, s in CH8_RECIPES.items():
+        model, _ = fine_tune(with_rope_scaling(rope, s), MARKOV, seed=seed + 1, progress=False, **CH8_TUNE)
+        tuned[name] = tuple(markov_loss(model, n) for n in EVAL_LENGTHS)
+    return tuned
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch8_zero_shot_recipes_on_the_markov_source(seed: int) -> None:
+    """Linear worst everywhere; NTK-aware and dynamic (f=4) intact at 2L, dynamic ahead at 4L; YaRN and Llama 3
+    change least and pay at L; at 128 tokens YaRN < Llama 3 < NTK-aware, and none reaches ALiBi."""
+    Z, alibi = ch8_zero_shot(seed), markov_losses("alibi", seed)
+    plain, others = Z["plain RoPE"], {k: v for k, v in Z.items() if k != "linear (PI)"}
+    assert all(Z["linear (PI)"][i] > max(v[i] for v in others.values()) for i in range(3)), Z
+    assert Z["NTK-aware"][1] - plain[0] < 0.06 and Z["dynamic NTK"][1] - plain[0] < 0.06 < plain[1] - plain[0], Z
+    assert Z["dynamic NTK"][2] < Z["NTK-aware"][2] - 0.05 and Z["NTK-aware"][2] < plain[2], Z
+    rise = {k: v[2] - v[0] for k, v in others.items()}
+    assert max(rise["YaRN"], rise["Llama 3"]) < min(rise[k] for k in ("plain RoPE", "NTK-aware", "dynamic NTK")), rise
+    assert Z["YaRN"][2] < Z["Llama 3"][2] < Z["NTK-aware"][2], Z
+    assert min(Z["YaRN"][0], Z["Llama 3"][0]) > plain[0] + 0.03, Z
+    best = min(v[2] for v in others.values())
+    assert alibi[2] < best < alibi[2] + 0.25, (best, alibi)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch8_fine_tuned_recipes_on_the_markov_source(seed: int) -> None:
+    """After 20 steps at 128 tokens: flat curves; YaRN and Llama 3 lowest, linear clearly last, plain nearly as good
+    as the best (within a few hundredths of a nat)."""
+    F = ch8_fine_tuned(seed)
+    others = {k: v[2] for k, v in F.items() if k != "linear (PI)"}
+    assert all(max(v) - min(v) < 0.03 for v in F.values()), F
+    assert max(others["YaRN"], others["Llama 3"]) < min(others[k] for k in ("plain RoPE", "NTK-aware", "dynamic NTK"))
+    assert F["linear (PI)"][2] > max(others.values()) + 0.05, F
+    assert others["plain RoPE"] - min(others.values()) < 0.06, F
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch8_a_larger_base_holds_better_beyond_the_training_length(seed: int) -> None:
+    """Base 500,000 against 10,000: equal within 0.02 nats at 32 tokens, lower at 64 and clearly at 128."""
+    model = TinyTransformer(
+        TransformerConfig(MARKOV.vocab_size, position="rope", rope_base=5e5, **MARKOV_SIZE), seed=seed
+    )
+    train(model, MARKOV, steps=240, length=TRAIN_LENGTH, batch_size=32, lr=3e-3, warmup=48, seed=seed, progress=False)
+    large, small = tuple(markov_loss(model, n) for n in EVAL_LENGTHS), markov_losses("rope", seed)
+    assert abs(large[0] - small[0]) < 0.02 and large[1] < small[1] and large[2] < small[2] - 0.1, (large, small)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch8_plain_fine_tuning_catches_up_on_the_lookup(seed: int) -> None:
+    """20 steps at 128 tokens bring plain RoPE from about three quarters of the answers to within 0.03 of YaRN."""
+    rope = lookup_model("rope", seed)
+    zero_shot = lookup_shares(rope)[2]
+    tuned = {}
+    for name in ("plain RoPE", "YaRN"):
+        model, _ = fine_tune(
+            with_rope_scaling(rope, CH8_RECIPES[name]), LOOKUP, seed=seed + 1, progress=False, **CH8_TUNE
+        )
+        tuned[name] = lookup_shares(model)[2]
+    assert tuned["plain RoPE"] > zero_shot + 0.1 and tuned["YaRN"] - tuned["plain RoPE"] < 0.03, (zero_shot, tuned)

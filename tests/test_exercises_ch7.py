@@ -1,4 +1,5 @@
-"""The chapter 7 checkers: the references pass, the usual mistakes fail with the hint that names them."""
+"""Chapter 7's exercises: the reference answers pass, typical slips are named at once and hinted at the second
+time, and the grader's calls are drawn apart from the notebook's."""
 
 from __future__ import annotations
 
@@ -6,38 +7,56 @@ import math
 
 import pytest
 import torch
-from transformerland.exercises import VERDICT_PATTERN
-from transformerland.exercises.ch7 import check_gguf_unpermute, check_position_ids, check_turning_pairs
+from transformerland.exercises import exercise
+from transformerland.exercises.ch7 import (
+    EXERCISES,
+    GGUF_UNPERMUTE,
+    check_gguf_unpermute,
+    check_position_ids,
+    check_turning_pairs,
+)
+from transformerland.llm import position_ids_from_mask
 
 
-def verdict(capsys) -> tuple[str, str]:
-    """The verdict word and the whole printed text of the last check."""
-    out = capsys.readouterr().out
-    match = VERDICT_PATTERN.search(out)
-    assert match, out
-    return match["verdict"], out
+@pytest.fixture(autouse=True)
+def fresh_stages():
+    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
+    exercise._SEEN.clear()
 
 
-# ex-7-1: position ids from a padding mask ---------------------------------------------------------------
+def named_then_hinted(checker, wrong, says):
+    """The first try names the slip without a hint; the second adds one."""
+    first = checker(wrong)
+    assert not first and says in first.message and not first.hint, first
+    second = checker(wrong)
+    assert not second and says in second.message and second.hint, second
+
+
+# --- ex-7-1: positions from a padding mask ---------------------------------------------------------------
 
 
 def reference_positions(mask):
-    return (mask.cumsum(dim=1) - 1).clamp(min=0)
+    return (mask.long().cumsum(dim=1) - 1).clamp(min=0)
 
 
 def transformers_style_positions(mask):
-    return (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 1)
+    """transformers' generate: the same count, with padding slots at 1."""
+    return (mask.long().cumsum(dim=1) - 1).masked_fill(mask == 0, 1)
 
 
 @pytest.mark.parametrize("fn", [reference_positions, transformers_style_positions])
-def test_position_ids_references_pass(capsys, fn):
+def test_position_ids_references_pass_whatever_valid_position_the_padding_holds(fn, verdict):
     assert check_position_ids(fn)
-    word, out = verdict(capsys)
-    assert word == "PASSED" and "ex-7-1" in out
+    assert verdict().word == "PASSED"
+
+
+def test_the_library_s_own_positions_are_refused():
+    result = check_position_ids(lambda mask: position_ids_from_mask(mask))
+    assert not result and "write it yourself" in result.message
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint"),
+    ("wrong", "says"),
     [
         (lambda mask: torch.arange(mask.shape[1]).expand_as(mask), "padding was counted"),
         (lambda mask: mask.cumsum(dim=1), "count from 1"),
@@ -45,29 +64,27 @@ def test_position_ids_references_pass(capsys, fn):
             lambda mask: torch.arange(mask.shape[1]) - (mask == 0).sum(dim=1, keepdim=True),
             "all the padding comes first",
         ),
-        (lambda mask: mask.cumsum(dim=1) - 1, "not -1"),
+        (lambda mask: mask.cumsum(dim=1) - 1, "negative position"),
         (lambda mask: mask.cumsum(dim=1)[:, 1:], "same shape as the mask"),
-        (lambda mask: mask.cumsum_(dim=1).sub_(1).clamp_(min=0), "changed the mask"),
-        (lambda mask: mask.cumsum(dim=1) - 1.5, "whole numbers"),
+        (lambda mask: mask.cumsum(dim=1) - 1.5, "not whole numbers"),
     ],
 )
-def test_position_ids_mistakes_fail_with_their_hint(capsys, wrong, hint):
-    assert not check_position_ids(wrong)
-    word, out = verdict(capsys)
-    assert word == "NOT YET" and hint in out, out
+def test_position_ids_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_position_ids, wrong, says)
 
 
-def test_position_ids_stub_and_crash(capsys):
+def test_position_ids_that_write_into_the_mask_or_crash_are_not_yet():
+    result = check_position_ids(lambda mask: mask.cumsum_(dim=1).sub_(1).clamp_(min=0))
+    assert not result and "changed the arguments" in result.message
+
     def stub(mask):
         raise NotImplementedError
 
-    assert not check_position_ids(stub)
-    assert "not written yet" in verdict(capsys)[1]
-    assert not check_position_ids(lambda mask: mask.nope())
-    assert "AttributeError" in verdict(capsys)[1]
+    assert "not written yet" in check_position_ids(stub).message
+    assert "AttributeError" in check_position_ids(lambda mask: mask.nope()).message
 
 
-# ex-7-2: the GGUF row order undone ------------------------------------------------------------------------
+# --- ex-7-2: the GGUF row order undone -------------------------------------------------------------------
 
 
 def reference_unpermute(weight, n_heads):
@@ -76,34 +93,44 @@ def reference_unpermute(weight, n_heads):
     return weight.reshape(n_heads, head_dim // 2, 2, columns).transpose(1, 2).reshape(rows, columns)
 
 
-def test_gguf_unpermute_reference_passes(capsys):
-    assert check_gguf_unpermute(reference_unpermute)
-    assert verdict(capsys)[0] == "PASSED"
-
-
 def llama_cpp_permute(weight, n_heads):
     rows, columns = weight.shape
     return weight.reshape(n_heads, 2, rows // n_heads // 2, columns).transpose(1, 2).reshape(rows, columns)
 
 
+def test_gguf_unpermute_reference_passes(verdict):
+    assert check_gguf_unpermute(reference_unpermute)
+    assert verdict().word == "PASSED"
+
+
 @pytest.mark.parametrize(
-    ("wrong", "hint"),
+    ("wrong", "says"),
     [
         (llama_cpp_permute, "instead of undoing it"),
-        (lambda weight, n_heads: reference_unpermute(weight, 1), "treated as one head"),
+        (lambda weight, n_heads: reference_unpermute(weight, 1), "reordered as one head"),
         (lambda weight, n_heads: weight.clone(), "still in the file's order"),
         (lambda weight, n_heads: reference_unpermute(weight, n_heads)[:, :1], "same shape"),
-        (lambda weight, n_heads: weight.copy_(reference_unpermute(weight.clone(), n_heads)), "changed the weight"),
-        (lambda weight, n_heads: "rows", "return the reordered weight as a torch.Tensor"),
     ],
 )
-def test_gguf_unpermute_mistakes_fail_with_their_hint(capsys, wrong, hint):
-    assert not check_gguf_unpermute(wrong)
-    word, out = verdict(capsys)
-    assert word == "NOT YET" and hint in out, out
+def test_gguf_unpermute_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_gguf_unpermute, wrong, says)
 
 
-# ex-7-3: pairs that complete a turn -----------------------------------------------------------------------
+def test_gguf_unpermute_in_place_or_not_a_tensor_is_not_yet():
+    result = check_gguf_unpermute(lambda weight, n_heads: weight.copy_(reference_unpermute(weight.clone(), n_heads)))
+    assert not result and "changed the arguments" in result.message
+    result = check_gguf_unpermute(lambda weight, n_heads: "rows")
+    assert not result and "not a tensor" in result.message
+
+
+def test_the_one_head_hint_names_the_call_s_head_count():
+    result = check_gguf_unpermute(lambda weight, n_heads: reference_unpermute(weight, 1))
+    assert "each of the 2 heads" in result.message, result
+    hidden = GGUF_UNPERMUTE.grade(GGUF_UNPERMUTE.answers(lambda weight, n_heads: reference_unpermute(weight, 1), 3), 3)
+    assert "each of the n_heads heads" in hidden.message and "grader's calls" in hidden.message, hidden
+
+
+# --- ex-7-3: the pairs that come full circle -------------------------------------------------------------
 
 
 def reference_turning_pairs(head_dim, base, context):
@@ -111,29 +138,28 @@ def reference_turning_pairs(head_dim, base, context):
     return torch.nonzero((context - 1) * theta >= 2 * math.pi).flatten()
 
 
-def test_turning_pairs_reference_passes(capsys):
-    assert check_turning_pairs(reference_turning_pairs)
-    assert verdict(capsys)[0] == "PASSED"
-    assert check_turning_pairs(lambda *args: reference_turning_pairs(*args).tolist()[::-1])
-    assert verdict(capsys)[0] == "PASSED", "a list in any order is fine"
-
-
 def flags(head_dim, base, context):
     theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
     return ((context - 1) * theta >= 2 * math.pi).long()
 
 
+def test_turning_pairs_reference_passes_in_any_order(verdict):
+    assert check_turning_pairs(reference_turning_pairs)
+    assert verdict().word == "PASSED"
+    assert check_turning_pairs(lambda *args: reference_turning_pairs(*args).tolist()[::-1]), "any order is fine"
+
+
 @pytest.mark.parametrize(
-    ("wrong", "hint"),
+    ("wrong", "says"),
     [
-        (lambda d, base, L: reference_turning_pairs(d, base, L + 1), "L − 1, not L"),
+        (lambda d, base, L: reference_turning_pairs(d, base, L + 1), "one too large"),
         (
             lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(0, d, 2) / d) >= 1).flatten(),
-            "2π radians, not 1",
+            "what one turn measures",
         ),
         (
             lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(d // 2) / d) >= 2 * math.pi).flatten(),
-            "factor 2",
+            "half as fast",
         ),
         (
             lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(0, d, 2) / d) < 2 * math.pi).flatten(),
@@ -142,7 +168,13 @@ def flags(head_dim, base, context):
         (flags, "yes/no flag"),
     ],
 )
-def test_turning_pairs_mistakes_fail_with_their_hint(capsys, wrong, hint):
-    assert not check_turning_pairs(wrong)
-    word, out = verdict(capsys)
-    assert word == "NOT YET" and hint in out, out
+def test_turning_pairs_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_turning_pairs, wrong, says)
+
+
+def test_every_hidden_draw_makes_calls_the_notebook_never_made():
+    for spec in EXERCISES:
+        public = [repr((c.args, c.kwargs)) for c in spec.public]
+        for seed in range(1, 30):
+            drawn = [repr((c.args, c.kwargs)) for c in spec.cases(seed)]
+            assert any(call not in public for call in drawn), (spec.label, seed)

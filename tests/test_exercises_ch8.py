@@ -1,4 +1,5 @@
-"""The chapter 8 checkers: the references pass, the usual mistakes fail with the hint that names them."""
+"""Chapter 8's exercises: the reference answers pass, typical slips are named at once and hinted at the second
+time, 8.3's edges are told from the outer bands, and the grader's calls are drawn apart from the notebook's."""
 
 from __future__ import annotations
 
@@ -6,44 +7,62 @@ import math
 
 import pytest
 import torch
-from transformerland.exercises import VERDICT_PATTERN
-from transformerland.exercises.ch8 import check_dynamic_factor, check_llama3_band, check_ntk_base, check_yarn_ramp
+from transformerland.encodings.rope_scaling import ntk_base
+from transformerland.exercises import exercise
+from transformerland.exercises.ch8 import (
+    EXERCISES,
+    LLAMA3_BAND,
+    check_dynamic_factor,
+    check_llama3_band,
+    check_ntk_base,
+    check_yarn_ramp,
+)
 
 
-def verdict(capsys) -> tuple[str, str]:
-    """The verdict word and the whole printed text of the last check."""
-    out = capsys.readouterr().out
-    match = VERDICT_PATTERN.search(out)
-    assert match, out
-    return match["verdict"], out
+@pytest.fixture(autouse=True)
+def fresh_stages():
+    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
+    exercise._SEEN.clear()
 
 
-# ex-8-1: the NTK-aware base ----------------------------------------------------------------------------
+def named_then_hinted(checker, wrong, says):
+    """The first try names the slip without a hint; the second adds one."""
+    first = checker(wrong)
+    assert not first and says in first.message and not first.hint, first
+    second = checker(wrong)
+    assert not second and says in second.message and second.hint, second
 
 
-def test_ntk_base_reference_passes(capsys):
+# --- ex-8-1: the NTK-aware base --------------------------------------------------------------------------
+
+
+def test_ntk_base_reference_passes_and_the_library_s_is_refused(verdict):
     assert check_ntk_base(lambda base, factor, d: base * factor ** (d / (d - 2)))
-    assert verdict(capsys)[0] == "PASSED"
+    assert verdict().word == "PASSED"
+    result = check_ntk_base(lambda base, factor, d: ntk_base(base, factor, d))
+    assert not result and "write it yourself" in result.message
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint_words"),
+    ("wrong", "says"),
     [
         (lambda base, factor, d: base * factor, "multiplied the base by the factor"),
-        (lambda base, factor, d: base * factor ** ((d - 2) / d), "upside down"),
-        (lambda base, factor, d: base * factor ** (d / 2), "counts pairs"),
-        (lambda base, factor, d: base**factor, "raised to the factor"),
-        (lambda base, factor, d: "big", "not a number"),
-        (lambda base, factor, d: 1 / 0, "ZeroDivisionError"),
+        (lambda base, factor, d: base * factor ** ((d - 2) / d), "which way up"),
+        (lambda base, factor, d: base * factor ** (d / 2), "not the number of pairs"),
+        (lambda base, factor, d: base**factor, "you raised the base to a power"),
     ],
 )
-def test_ntk_base_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
-    assert not check_ntk_base(wrong)
-    word, out = verdict(capsys)
-    assert word == "NOT YET" and hint_words in out, out
+def test_ntk_base_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_ntk_base, wrong, says)
 
 
-# ex-8-2: YaRN's ramp -----------------------------------------------------------------------------------
+def test_ntk_base_other_answers_are_not_yet():
+    assert "not a number" in check_ntk_base(lambda base, factor, d: "big").message
+    assert "ZeroDivisionError" in check_ntk_base(lambda base, factor, d: 1 / 0).message
+    assert "the two ends" in check_ntk_base(lambda base, factor, d: base + 1).hint
+
+
+# --- ex-8-2: YaRN's ramp ---------------------------------------------------------------------------------
 
 
 def ramp_with(*, reverse=False, truncate=True):
@@ -61,81 +80,116 @@ def ramp_with(*, reverse=False, truncate=True):
     return ramp
 
 
-def test_yarn_ramp_reference_passes(capsys):
+def test_yarn_ramp_reference_passes(verdict):
     assert check_yarn_ramp(ramp_with())
-    assert verdict(capsys)[0] == "PASSED"
+    assert verdict().word == "PASSED"
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint_words"),
+    ("wrong", "says"),
     [
         (ramp_with(reverse=True), "reversed"),
-        (ramp_with(truncate=False), "rounded"),
-        (lambda head_dim, base, original_length, beta_fast, beta_slow: torch.zeros(head_dim), "one number per pair"),
-        (lambda head_dim, base, original_length, beta_fast, beta_slow: torch.zeros(head_dim // 2), "turns"),
+        (ramp_with(truncate=False), "fractional"),
+        (lambda head_dim, base, original_length, beta_fast, beta_slow: torch.zeros(head_dim), "64 // 2 of them"),
     ],
 )
-def test_yarn_ramp_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
-    assert not check_yarn_ramp(wrong)
-    word, out = verdict(capsys)
-    assert word == "NOT YET" and hint_words in out, out
+def test_yarn_ramp_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_yarn_ramp, wrong, says)
 
 
-# ex-8-3: Llama 3's bands -------------------------------------------------------------------------------
+def test_a_wrong_ramp_no_slip_explains_is_pointed_at_the_turns():
+    result = check_yarn_ramp(lambda head_dim, base, original_length, beta_fast, beta_slow: torch.zeros(head_dim // 2))
+    assert not result and "turns L·θ_i/(2π) times" in result.hint
 
 
-def band_with(*, swap=False, times=False):
+# --- ex-8-3: Llama 3's bands -----------------------------------------------------------------------------
+
+
+def band_with(*, swap=False, times=False, inclusive=False):
     def band(wavelength, original_length, low_freq_factor, high_freq_factor):
         short, long = original_length / high_freq_factor, original_length / low_freq_factor
         if times:
             short, long = original_length * low_freq_factor, original_length * high_freq_factor
-        if wavelength < short:
+        if wavelength < short or (inclusive and wavelength == short):
             return "scaled" if swap else "kept"
-        if wavelength > long:
+        if wavelength > long or (inclusive and wavelength == long):
             return "kept" if swap else "scaled"
         return "blended"
 
     return band
 
 
-def test_llama3_band_reference_passes(capsys):
+def test_llama3_band_reference_passes(verdict):
     assert check_llama3_band(band_with())
-    assert verdict(capsys)[0] == "PASSED"
+    assert verdict().word == "PASSED"
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint_words"),
+    ("wrong", "says"),
     [
         (band_with(swap=True), "swapped"),
-        (band_with(times=True), "edges are L / high_freq_factor"),
+        (band_with(inclusive=True), "exactly on an edge"),
         (lambda *args: "fast", "one of the strings"),
     ],
 )
-def test_llama3_band_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
-    assert not check_llama3_band(wrong)
-    word, out = verdict(capsys)
-    assert word == "NOT YET" and hint_words in out, out
+def test_llama3_band_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_llama3_band, wrong, says)
 
 
-# ex-8-4: dynamic NTK's factor --------------------------------------------------------------------------
+def test_a_wrong_band_no_slip_explains_is_pointed_at_the_edges():
+    result = check_llama3_band(band_with(times=True))
+    assert not result and "compare the wavelength with two edges" in result.hint
 
 
-def test_dynamic_factor_reference_passes(capsys):
+@pytest.mark.parametrize("edge", [2048.0, 8192.0])
+def test_llama3_band_tells_each_edge_from_its_outer_band(edge):
+    """'More than 4 turns' is kept, exactly 4 is blended: a `<=` for `<` at one edge alone fails."""
+
+    def inclusive_at(wavelength, original_length, low_freq_factor, high_freq_factor):
+        if wavelength == edge:
+            return "kept" if edge == original_length / high_freq_factor else "scaled"
+        return band_with()(wavelength, original_length, low_freq_factor, high_freq_factor)
+
+    result = check_llama3_band(inclusive_at)
+    assert not result and "exactly on an edge" in result.message, result
+
+
+def test_every_hidden_draw_holds_both_edges():
+    for seed in range(1, 30):
+        drawn = LLAMA3_BAND.cases(seed)
+        edges = [c for c in drawn if c.args[0] in (c.args[1] / c.args[3], c.args[1] / c.args[2])]
+        assert len(edges) == 2 and {LLAMA3_BAND.reference(*c.args) for c in edges} == {"blended"}, seed
+
+
+# --- ex-8-4: dynamic NTK's factor ------------------------------------------------------------------------
+
+
+def test_dynamic_factor_reference_passes(verdict):
     assert check_dynamic_factor(lambda factor, s, length: factor * max(s, length) / length - (factor - 1))
-    assert verdict(capsys)[0] == "PASSED"
+    assert verdict().word == "PASSED"
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint_words"),
+    ("wrong", "says"),
     [
         (lambda factor, s, length: factor * s / length - (factor - 1), "must stay 1"),
-        (lambda factor, s, length: max(s, length) / length, "configured factor is missing"),
-        (lambda factor, s, length: factor * max(s, length) / length, "subtract factor"),
-        (lambda factor, s, length: factor, "follow the current length"),
-        (lambda factor, s, length: torch.tensor([factor, factor]), "not a number"),
+        (lambda factor, s, length: max(s, length) / length, "plays no part"),
+        (lambda factor, s, length: factor * max(s, length) / length, "not 1"),
+        (lambda factor, s, length: factor, "does not change with the length"),
     ],
 )
-def test_dynamic_factor_mistakes_fail_with_their_hint(capsys, wrong, hint_words):
-    assert not check_dynamic_factor(wrong)
-    word, out = verdict(capsys)
-    assert word == "NOT YET" and hint_words in out, out
+def test_dynamic_factor_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_dynamic_factor, wrong, says)
+
+
+def test_dynamic_factor_not_a_number_is_not_yet():
+    result = check_dynamic_factor(lambda factor, s, length: torch.tensor([factor, factor]))
+    assert not result and "not a number" in result.message
+
+
+def test_every_hidden_draw_makes_calls_the_notebook_never_made():
+    for spec in EXERCISES:
+        public = [repr((c.args, c.kwargs)) for c in spec.public]
+        for seed in range(1, 30):
+            drawn = [repr((c.args, c.kwargs)) for c in spec.cases(seed)]
+            assert any(call not in public for call in drawn), (spec.label, seed)

@@ -3,6 +3,7 @@ greedy trials; and (slow) one point of the committed grid re-run on this machine
 
 from __future__ import annotations
 
+from collections import Counter
 from types import SimpleNamespace
 
 import pytest
@@ -12,6 +13,7 @@ from transformerland.passkey import (
     WORDING,
     WORDINGS,
     load_passkey_grid,
+    long_context_recipes,
     needle_depths,
     passkey_found,
     passkey_keys,
@@ -19,6 +21,7 @@ from transformerland.passkey import (
     passkey_scores,
     passkey_trial,
     rope_recipe,
+    wilson_interval,
 )
 
 
@@ -133,10 +136,11 @@ def test_the_committed_grid_records_its_provenance():
     run = grid["runs"][-1]
     for field in ("date", "command", "device", "torch", "transformers", "transformerland", "trial_seconds"):
         assert run[field], field
+    assert run["commit"] or run.get("commit_note"), "a sitting names its commit, or says why it cannot"
     assert grid["wording"] in WORDINGS and grid["prompt"] == vars(WORDINGS[grid["wording"]])
     assert grid["new_tokens"] >= 6 and grid["judging"], "the file says how long the answers were and how judged"
-    cells = {(t["n_tokens"], t["recipe"]) for t in grid["trials"]}
-    assert len(grid["trials"]) == len(cells) * 10
+    needles = Counter((t["n_tokens"], t["recipe"]) for t in grid["trials"])
+    assert len(set(needles.values())) == 1 and min(needles.values()) >= 10, "every cell has the same needles"
     scores = passkey_scores(grid["trials"])
     assert set(scores) == set(grid["recipes"]) and all(0 <= v <= 1 for row in scores.values() for v in row.values())
 
@@ -162,3 +166,38 @@ def test_one_grid_point_rerun_on_this_machine_agrees_with_the_file(smollm2):
             assert again.found == t["found"] == passkey_found(t["answer"], t["key"]), (again, t)
     finally:
         model.set_attn_implementation(before)
+
+
+@pytest.mark.parametrize(
+    ("found", "trials", "low", "high"),
+    [(10, 10, 0.7225, 1.0), (0, 10, 0.0, 0.2775), (8, 10, 0.4902, 0.9433), (38, 40, 0.8350, 0.9862)],
+)
+def test_wilson_interval_matches_its_formula(found, trials, low, high):
+    got = wilson_interval(found, trials)
+    assert got == pytest.approx((low, high), abs=1e-4)
+    assert got[0] <= found / trials <= got[1]
+
+
+def test_wilson_interval_narrows_with_more_needles():
+    ten, thirty = wilson_interval(8, 10), wilson_interval(24, 30)
+    assert thirty[1] - thirty[0] < 0.65 * (ten[1] - ten[0])
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [((11, 10), ValueError, "more than trials"), ((1, 0), ValueError, "trials"), ((1.5, 3), TypeError, "found"),
+     ((1, 3, -1.0), ValueError, "z must be")],
+)  # fmt: skip
+def test_wilson_interval_refuses_bad_counts(args, error, match):
+    with pytest.raises(error, match=match):
+        wilson_interval(*args)
+
+
+def test_long_context_recipes_name_each_dynamic_factor():
+    rows = long_context_recipes(8192, 4.0)
+    assert list(rows) == ["plain RoPE", "linear (PI)", "NTK-aware", "YaRN", "Llama 3", "dynamic NTK (f=1)",
+                          "dynamic NTK (f=4)"]  # fmt: skip
+    assert rows["dynamic NTK (f=1)"]["factor"] == 1.0 and rows["dynamic NTK (f=4)"]["factor"] == 4.0
+    assert {k: v for k, v in rows.items() if not k.startswith("dynamic")} == {
+        k: v for k, v in scaling_recipes(8192, 4.0).items() if k != "dynamic NTK"
+    }

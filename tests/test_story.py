@@ -129,7 +129,7 @@ def test_door_in_the_dome() -> None:
     """Chapter 6 hands over to the Observatory through a door in the dome; the tower is left in chapter 8."""
     closing = scenes(6)[1]
     assert "door" in closing and "dome" in closing and "Observatory" in closing and "Lumen" in closing
-    last = BIBLE["final_scene_chapter"]
+    last = BIBLE["leaves_tower_chapter"]
     for floor in sorted(CHAPTERS):
         leaves = "## Leaving the tower" in prose(floor)
         wrong = "never leaves" if floor == last else "already leaves"
@@ -137,10 +137,12 @@ def test_door_in_the_dome() -> None:
 
 
 def test_across_the_square_to_the_workshop() -> None:
-    """Chapter 8 leaves the tower; chapter 9 opens across the square, in the Workshop, after the tower."""
+    """Chapter 8 leaves the tower and sends "apple" across the square; chapter 9 opens there, in the Workshop,
+    and holds the book's last scene."""
     way = BIBLE["ways_up"]["floor_8_to_9"]
     assert way in scenes(9)[0] and "tower" in scenes(9)[0], f"chapter 9's opening scene has no {way} or tower"
-    assert BIBLE["final_scene_chapter"] == 8
+    assert way in scenes(8)[1] and "Workshop" in scenes(8)[1], f"chapter 8's closing scene has no {way} or Workshop"
+    assert BIBLE["leaves_tower_chapter"] == 8 and BIBLE["final_scene_chapter"] == 9 == max(CHAPTERS)
 
 
 def test_the_curtain_to_the_map_room() -> None:

@@ -94,8 +94,9 @@ class TransformerConfig:
         """The std the token embeddings start with.
 
         ``embed_init_std`` when given; otherwise 1.0 beside unit-amplitude sinusoids (the paper's
-        √d-scaled embeddings) and 0.02 beside any other scheme (as BERT and GPT-2 initialise
-        tokens and positions).
+        √d-scaled embeddings) and 0.02 beside any other scheme (the std BERT uses for its token and
+        position tables, and GPT-2 for its token table ``wte``; GPT-2 starts its position table
+        ``wpe`` narrower, at 0.01).
         """
         if self.embed_init_std is not None:
             return float(self.embed_init_std)

@@ -1,4 +1,4 @@
-"""Exercises of chapter 7, the Observatory (a real RoPE language model), as specs (words in ``ch7.toml``).
+"""Exercises of chapter 7, the Observatory (a real RoPE language model), as declarations.
 
 * :data:`POSITION_IDS` (ex-7-1): position ids from a padding mask.
 * :data:`GGUF_UNPERMUTE` (ex-7-2): llama.cpp's query/key row order back to transformers' halves.
@@ -7,16 +7,15 @@
 
 from __future__ import annotations
 
-import math
 import random
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from ..encodings.rotary import halves_to_pairs
 from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
-from .checking import Check
-from .spec import Case, Exercise, chapter_data, compare, declared
+from .exercise import Exercise, Kind, Slip, Tensor, call
 
 __all__ = [
     "EXERCISES",
@@ -28,91 +27,192 @@ __all__ = [
     "check_turning_pairs",
 ]
 
-_DATA = chapter_data(__name__)
+
+def _whole(got: Any) -> torch.Tensor | None:
+    """``got`` as a tensor of whole numbers, or None when it is not one."""
+    try:
+        got = torch.as_tensor(got).detach().cpu()
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    if got.numel() == 0:  # an empty list has no dtype to speak of
+        return got.long()
+    return got if not got.is_floating_point() and not got.is_complex() and got.dtype != torch.bool else None
 
 
-def _padded_masks(seed: int) -> list[tuple[list[list[int]]]]:
-    """Left-, right- and left-padded masks, their widths and real tokens drawn from ``seed``."""
-    draw, masks = random.Random(seed), []
+# --- ex-7-1: positions from a padding mask ---------------------------------------------------------------
+
+#: What a padding slot holds in the reference's answer: any position from 0 is right there.
+_FREE = -(2**62)
+
+
+def _positions(attention_mask: torch.Tensor) -> torch.Tensor:
+    """The real tokens' positions, 0, 1, 2, … from each row's first real token; padding slots are free."""
+    return position_ids_from_mask(attention_mask).masked_fill(attention_mask == 0, _FREE)
+
+
+@dataclass(frozen=True)
+class _RealPositions(Kind):
+    """Whole numbers of the mask's shape, equal to the answer on real tokens, at least 0 on padding."""
+
+    def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
+        ids = _whole(got)
+        if ids is None:
+            kind = got.dtype if isinstance(got, torch.Tensor) else type(got).__name__
+            return f"it returned {kind}, not whole numbers"
+        if ids.shape != expected.shape:
+            return f"it has shape {tuple(ids.shape)}" + ("" if hidden else f"; expected {tuple(expected.shape)}")
+        real = expected != _FREE
+        if not torch.equal(ids[real], expected[real].to(ids.dtype)):
+            shown = "" if hidden else f": {ids[real].tolist()}, not {expected[real].tolist()}"
+            return "the real tokens' positions are wrong" + shown
+        padding = ids[~real]
+        return None if bool(((padding >= 0) | (padding == _FREE)).all()) else "a padding slot got a negative position"
+
+    def close(self, got: Any, other: Any) -> bool:
+        """A slip's answer has no free slots: the same numbers everywhere."""
+        ids = _whole(got)
+        other = torch.as_tensor(other)
+        return ids is not None and ids.shape == other.shape and torch.equal(ids, other.to(ids.dtype))
+
+
+def _padded_masks(r: random.Random) -> list:
+    """Left-, right- and left-padded masks, their widths and real tokens drawn with ``r``."""
+    calls = []
     for left in (True, False, True):
-        width = draw.randrange(4, 9)
-        reals = [draw.randrange(1, width + 1) for _ in range(draw.randrange(2, 4))]
-        masks.append(([[0] * (width - n) + [1] * n if left else [1] * n + [0] * (width - n) for n in reals],))
-    return masks
+        width = r.randrange(4, 9)
+        reals = [r.randrange(1, width + 1) for _ in range(r.randrange(2, 4))]
+        rows = [[0] * (width - n) + [1] * n if left else [1] * n + [0] * (width - n) for n in reals]
+        calls.append(call(torch.tensor(rows)))
+    return calls
 
 
-def _position_slips(mask: torch.Tensor) -> dict[str, torch.Tensor]:
-    arange = torch.arange(mask.shape[1]).expand_as(mask)
-    return {
-        "padding_counted": arange,
-        "from_one": mask.cumsum(dim=1),
-        "padding_subtracted": arange - (mask == 0).sum(dim=1, keepdim=True),
-    }
+def _arange(attention_mask: torch.Tensor) -> torch.Tensor:
+    return torch.arange(attention_mask.shape[1]).expand_as(attention_mask)
 
 
-def _judge_positions(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
-    """Real tokens count 0, 1, 2, … from each row's first real token; padding slots hold any position >= 0."""
-    (mask,) = case.args
-    got = check.integers(got, spec.say("ids"))
-    check.shape(got, mask.shape, *spec.said("wrong_shape", tuple(mask.shape), tuple(got.shape)))
-    real, rows = mask == 1, mask.tolist()
-    problem = spec.say("wrong_positions", rows, got[real].tolist(), expected[real].tolist())
-    compare(check, spec, case, got, expected, lambda a, b: torch.equal(a[real], b[real]), problem)
-    check.that(bool((got[~real] >= 0).all()), *spec.said("negative", rows))
-
-
-POSITION_IDS = declared(
-    _DATA,
+POSITION_IDS = Exercise(
     "ex-7-1",
-    reference=position_ids_from_mask,
+    "my_position_ids",
+    checker="check_position_ids",
+    what="position ids from a padding mask",
+    reference=_positions,
+    withheld=("transformerland.llm.positions.position_ids_from_mask",),
+    public=[  # no padding, right padding, then left padding (the decoder's kind), and a row with one real token
+        call(torch.tensor([[1, 1, 1, 1]])),
+        call(torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])),
+        call(torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])),
+        call(torch.tensor([[0, 0, 0, 1], [0, 1, 1, 1], [1, 1, 1, 1]])),
+        call(torch.tensor([[0, 1]])),
+    ],
     hidden=_padded_masks,
-    inputs=lambda mask: (torch.tensor(mask),),
-    slips=_position_slips,
-    judge=_judge_positions,
+    answer=_RealPositions(),
+    slips=[
+        Slip(
+            when=lambda got, attention_mask: _whole(got) is None,
+            says="your positions are not whole numbers (or not a tensor of them): positions count in whole steps.",
+            then="look at the dtype your computation ends in; a model's position_ids is a tensor of integers.",
+        ),
+        Slip(
+            when=lambda got, attention_mask: tuple(torch.as_tensor(got).shape) != tuple(attention_mask.shape),
+            says="return one position per slot, padding included: the same shape as the mask.",
+            then="a padding slot needs a position too, even if nothing reads it.",
+        ),
+        Slip(
+            _arange,
+            says="the padding was counted: every row got 0, 1, 2, … whatever its mask.",
+            then="only the real tokens count: how many real tokens come before each slot?",
+        ),
+        Slip(
+            lambda attention_mask: attention_mask.cumsum(dim=1),
+            says="the real tokens count from 1: the first real token of a row sits at position 0.",
+            then="look at the value your count gives the first real token.",
+        ),
+        Slip(
+            lambda attention_mask: _arange(attention_mask) - (attention_mask == 0).sum(dim=1, keepdim=True),
+            says="you subtracted the number of padding slots, which only works when all the padding comes first.",
+            then="try a row padded on the right: what should its real tokens get, and what does yours give?",
+        ),
+        Slip(
+            when=lambda got, attention_mask: bool((torch.as_tensor(got)[attention_mask == 0] < 0).any()),
+            says="a padding slot got a negative position: its position never matters, but it must be a valid one.",
+            then="what does your count give a slot before the first real token?",
+        ),
+    ],
+    otherwise=Slip(
+        says="work one padded row out by hand, a left-padded one and a right-padded one, and compare with yours.",
+        then="a real token's position is the number of real tokens before it in its row.",
+    ),
 )
 
-
-def _random_weights(seed: int) -> list[tuple[int, int, int, torch.Tensor]]:
-    """The grader's calls: weights of other head counts, their entries drawn from ``seed``."""
-    g = torch.Generator().manual_seed(seed)
-    return [(n, d, c, torch.randn(n * d * c, generator=g)) for n, d, c in ((4, 16, 3), (1, 8, 2), (6, 32, 2))]
+# --- ex-7-2: the GGUF row order undone -------------------------------------------------------------------
 
 
-def _weight(n_heads: int, head_dim: int, columns: int, entries: torch.Tensor | None = None) -> tuple[torch.Tensor, int]:
-    """The weight (``n_heads · head_dim`` rows) of ``entries``, or else counting up, and ``n_heads``."""
-    if entries is None:
-        entries = torch.arange(n_heads * head_dim * columns, dtype=torch.float32)
-    return entries.reshape(n_heads * head_dim, columns), n_heads
+def _counting(n_heads: int, head_dim: int, columns: int) -> torch.Tensor:
+    """A weight of ``n_heads · head_dim`` rows whose entries count up 0, 1, 2, … row by row."""
+    return torch.arange(n_heads * head_dim * columns, dtype=torch.float32).reshape(n_heads * head_dim, columns)
 
 
-def _unpermute_slips(weight: torch.Tensor, n_heads: int) -> dict[str, torch.Tensor]:
+def _random_weights(r: random.Random) -> list:
+    """Weights of other shapes and head counts, their entries drawn with ``r``."""
+    g = torch.Generator().manual_seed(r.randrange(2**31))
+    shapes = ((r.choice([4, 5]), 16, 3), (1, 8, 2), (r.choice([6, 7]), 32, 2))
+    return [call(torch.randn(n * d, c, generator=g), n) for n, d, c in shapes]
+
+
+def _permuted(weight: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """llama.cpp's own permutation (halves → pairs) applied once more, instead of undone."""
     head_dim = len(weight) // n_heads
-    permuted = weight.reshape(n_heads, head_dim, -1)[:, halves_to_pairs(head_dim)].reshape(weight.shape)
-    return {"permuted": permuted, "one_head": gguf_rows_to_halves(weight, 1), "file_order": weight}
+    return weight.reshape(n_heads, head_dim, -1)[:, halves_to_pairs(head_dim)].reshape(weight.shape)
 
 
-def _judge_unpermute(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
-    weight, n_heads = case.args
-    not_a_tensor = spec.said("not_a_tensor", type(got).__name__)
-    got = check.convert(got, lambda v: torch.as_tensor(v).detach().cpu().float(), *not_a_tensor)
-    check.shape(got, weight.shape, *spec.said("wrong_shape", tuple(weight.shape), tuple(got.shape)))
-    problem = spec.say("wrong_rows", n_heads, len(weight) // n_heads)
-    compare(check, spec, case, got, expected, problem=problem)
-
-
-GGUF_UNPERMUTE = declared(
-    _DATA,
+GGUF_UNPERMUTE = Exercise(
     "ex-7-2",
+    "my_unpermute",
+    checker="check_gguf_unpermute",
+    what="the GGUF row order undone",
     reference=gguf_rows_to_halves,
+    withheld=(
+        "transformerland.llm.gguf_file.gguf_rows_to_halves",
+        "transformerland.llm.gguf_file.halves_rows_to_gguf",
+    ),
+    public=[
+        call(_counting(2, 8, 3), 2),
+        call(_counting(1, 4, 1), 1),
+        call(_counting(9, 64, 5), 9),
+        call(_counting(3, 64, 2), 3),
+    ],
     hidden=_random_weights,
-    inputs=_weight,
-    slips=_unpermute_slips,
-    judge=_judge_unpermute,
+    answer=Tensor(),
+    slips=[
+        Slip(
+            when=lambda got, weight, n_heads: tuple(torch.as_tensor(got).shape) != tuple(weight.shape),
+            says="the rows move, but their number and width stay: return the same shape as the weight.",
+            then="you reorder rows; nothing is added or dropped.",
+        ),
+        Slip(
+            _permuted,
+            says="you applied llama.cpp's permutation (halves → pairs) instead of undoing it.",
+            then="row 1 of a head in the file is the y of pair 0: where does the halves layout want it?",
+        ),
+        Slip(
+            lambda weight, n_heads: gguf_rows_to_halves(weight, 1),
+            says="the whole matrix was reordered as one head: each of the {n_heads} heads has its own pairs.",
+            then="each head has rows / n_heads rows, and its pairs are reordered within it.",
+        ),
+        Slip(
+            lambda weight, n_heads: weight.clone(),
+            says="the rows are still in the file's order.",
+            then="in the file a head's rows go x, y, x, y, … pair by pair; the halves layout wants the x's first.",
+        ),
+    ],
+    otherwise=Slip(
+        says="try a head of width 4 by hand: which file row belongs at each of its 4 places?",
+        then="a head of width d holds d/2 pairs; the halves layout puts each pair's x in the first half, its y in "
+        "the second.",
+    ),
 )
 
-
-def _turn_hidden(seed: int) -> list[tuple[Any, ...]]:
-    return [(random.Random(seed).choice([32, 64, 128]), 10_000.0, 256 + seed % 4000), (16, 500.0, 50 + seed % 30)]
+# --- ex-7-3: the pairs that come full circle -------------------------------------------------------------
 
 
 def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:
@@ -120,28 +220,75 @@ def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:
     return torch.nonzero(rotary_turns(context - 1, head_dim, base) >= 1).flatten()
 
 
-def _turn_slips(head_dim: int, base: float, context: int) -> dict[str, torch.Tensor]:
-    i = torch.arange(head_dim // 2, dtype=torch.float64)
-    theta = base ** (-2 * i / head_dim)
-    turns = {
-        "whole_context": context * theta >= 2 * math.pi,
-        "radians": (context - 1) * theta >= 1,
-        "no_two": (context - 1) * base ** (-i / head_dim) >= 2 * math.pi,
-        "never": rotary_turns(context - 1, head_dim, base) < 1,
-    }
-    return {key: torch.nonzero(turning).flatten() for key, turning in turns.items()}
+@dataclass(frozen=True)
+class _PairSet(Kind):
+    """Pair indices as whole numbers, in any order."""
+
+    def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
+        pairs = _whole(got)
+        if pairs is None:
+            return "it did not return the pair indices as a tensor of whole numbers"
+        pairs, expected = pairs.flatten().sort().values, torch.as_tensor(expected).flatten().sort().values
+        if pairs.shape == expected.shape and torch.equal(pairs.to(expected.dtype), expected):
+            return None
+        shown = "" if hidden else f": {pairs.tolist()[:8]}{'…' if len(pairs) > 8 else ''}"
+        return f"it names {len(pairs)} pairs, not the right ones" + shown
 
 
-def _judge_turns(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
-    """Any order of the pair indices is fine; a 0/1 flag per pair is told apart."""
-    got = check.integers(got, spec.say("pairs")).flatten()
-    if got.numel() == case.args[0] // 2 and set(got.unique().tolist()) <= {0, 1}:
-        check.fail(*spec.said("flags"))
-    compare(check, spec, case, got.sort().values, expected)
+def _theta(head_dim: int, base: float, exponent: float = 2.0) -> torch.Tensor:
+    return base ** (-exponent * torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
 
 
-TURNING_PAIRS = declared(
-    _DATA, "ex-7-3", reference=_turning, hidden=_turn_hidden, slips=_turn_slips, judge=_judge_turns
+TURNING_PAIRS = Exercise(
+    "ex-7-3",
+    "my_turning_pairs",
+    checker="check_turning_pairs",
+    what="pairs that complete a turn",
+    reference=_turning,
+    withheld=("transformerland.llm.inside.rotary_turns",),
+    public=[call(64, 100000.0, 8192), call(64, 10000.0, 512), call(16, 10000.0, 100), call(8, 10.0, 7)],
+    hidden=lambda r: [
+        call(r.choice([32, 64, 128]), 10_000.0, r.randrange(256, 4256)),
+        call(16, 500.0, r.randrange(50, 80)),
+    ],
+    answer=_PairSet(),
+    slips=[
+        Slip(
+            when=lambda got, head_dim, base, context: (
+                torch.as_tensor(got).numel() == head_dim // 2 and set(torch.as_tensor(got).flatten().tolist()) <= {0, 1}
+            ),
+            says="it returned a yes/no flag per pair; the question asks for the indices of the pairs that turn.",
+            then="torch has a function that turns a tensor of flags into the positions of its true entries.",
+        ),
+        Slip(
+            lambda head_dim, base, context: torch.nonzero(
+                context * _theta(head_dim, base) >= 6.283185307179586
+            ).flatten(),
+            says="your largest offset is one too large: the first token sits at position 0.",
+            then="in a context of {context} tokens, how far apart are the first and the last?",
+        ),
+        Slip(
+            lambda head_dim, base, context: torch.nonzero((context - 1) * _theta(head_dim, base) >= 1).flatten(),
+            says="too many pairs turn: your full turn is too small. Look at what one turn measures in radians.",
+            then="θ_i is an angle per position, in radians.",
+        ),
+        Slip(
+            lambda head_dim, base, context: torch.nonzero(
+                (context - 1) * _theta(head_dim, base, 1.0) >= 6.283185307179586
+            ).flatten(),
+            says="too many pairs turn: your frequencies fall only half as fast along the pairs. Look at the exponent.",
+            then="write the exponent for pair i, then for pair i + 1: how much should it grow?",
+        ),
+        Slip(
+            lambda head_dim, base, context: torch.nonzero(rotary_turns(context - 1, head_dim, base) < 1).flatten(),
+            says="these are the pairs that never complete a turn; the question asks for the ones that do.",
+            then="look at the direction of your comparison.",
+        ),
+    ],
+    otherwise=Slip(
+        says="work out pair 0 and the slowest pair by hand: how many radians does each turn over the context?",
+        then="a pair completes a turn when its largest angle reaches a full circle.",
+    ),
 )
 
 #: Every exercise of the chapter with a checker, in order.

@@ -1,21 +1,19 @@
-"""Exercises of chapter 8, the Map Room (stretching RoPE to longer contexts), as specs (words in ``ch8.toml``).
+"""Exercises of chapter 8, the Map Room (stretching RoPE to longer contexts), as declarations.
 
 * :data:`NTK_BASE` (ex-8-1): the NTK-aware base for a factor.
 * :data:`YARN_RAMP` (ex-8-2): YaRN's share of interpolation for each pair.
-* :data:`LLAMA3_BAND` (ex-8-3): which of Llama 3's bands a wavelength falls into.
+* :data:`LLAMA3_BAND` (ex-8-3): which of Llama 3's bands a wavelength falls into, edges included.
 * :data:`DYNAMIC_FACTOR` (ex-8-4): the factor dynamic NTK uses at a given length.
 """
 
 from __future__ import annotations
 
 import random
-from typing import Any
 
 import torch
 
-from ..encodings.rope_scaling import dynamic_factor, llama3_bands, ntk_base, yarn_ramp
-from .checking import Check
-from .spec import Case, Exercise, chapter_data, compare, declared
+from ..encodings.rope_scaling import dynamic_factor, ntk_base, yarn_ramp
+from .exercise import Exercise, Number, Slip, Tensor, call
 
 __all__ = [
     "BANDS",
@@ -30,91 +28,235 @@ __all__ = [
     "check_yarn_ramp",
 ]
 
-_DATA = chapter_data(__name__)
+# --- ex-8-1: the NTK-aware base --------------------------------------------------------------------------
 
+NTK_BASE = Exercise(
+    "ex-8-1",
+    "my_ntk_base",
+    checker="check_ntk_base",
+    what="NTK-aware base",
+    reference=ntk_base,
+    public=[call(100000.0, 4.0, 64), call(10000.0, 8.0, 128), call(10000.0, 4.0, 16), call(500.0, 1.0, 8)],
+    hidden=lambda r: [
+        *(
+            call(r.choice([1e4, 5e4, 1e5, 5e5]), r.choice([2.0, 4.0, 8.0, 16.0]), r.choice([32, 64, 128]))
+            for _ in range(3)
+        ),
+        call(r.choice([100.0, 500.0]), 1.0, 8),
+    ],
+    answer=Number(rel=1e-6, abs=1e-9),
+    slips=[
+        Slip(
+            lambda base, factor, head_dim: base * factor,
+            says="you multiplied the base by the factor, so the slowest pair slows down by less than the factor.",
+            then="which power of the factor makes pair d/2 − 1's frequency fall by exactly the factor?",
+        ),
+        Slip(
+            lambda base, factor, head_dim: base * factor ** ((head_dim - 2) / head_dim),
+            says="your power of the factor is a little below 1, so the slowest pair slows down by less than the"
+            " factor: look at which way up the exponent goes.",
+            then="the slowest pair's frequency is base^(−(d−2)/d): what must the new base be for it to fall by the"
+            " factor?",
+        ),
+        Slip(
+            lambda base, factor, head_dim: base * factor ** (head_dim / 2),
+            says="your base grows far too fast: the power of the factor should be close to 1, not the number of pairs.",
+            then="write the slowest pair's frequency with the new base and ask what it must equal.",
+        ),
+        Slip(
+            lambda base, factor, head_dim: base**factor,
+            says="you raised the base to a power; NTK-aware scaling multiplies the base by a power of the factor.",
+            then="the new base is the old one times something that depends only on the factor and d.",
+        ),
+    ],
+    otherwise=Slip(
+        says="check your base on the two ends: with it, the fastest pair must keep its frequency and the slowest"
+        " pair (i = d/2 − 1) must have its frequency divided by exactly the factor.",
+        then="write θ_i with the new base for i = d/2 − 1 and solve for the base.",
+    ),
+)
 
-def _ntk_hidden(seed: int) -> list[tuple[Any, ...]]:
-    r = random.Random(seed)
-    draws = [
-        (r.choice([1e4, 5e4, 1e5, 5e5]), r.choice([2.0, 4.0, 8.0, 16.0]), r.choice([32, 64, 128])) for _ in range(3)
-    ]
-    return [*draws, (r.choice([100.0, 500.0]), 1.0, 8)]
+# --- ex-8-2: YaRN's ramp ---------------------------------------------------------------------------------
 
+YARN_RAMP = Exercise(
+    "ex-8-2",
+    "my_yarn_ramp",
+    checker="check_yarn_ramp",
+    what="YaRN ramp",
+    reference=yarn_ramp,
+    public=[
+        call(64, 100000.0, 8192, 32.0, 1.0),
+        call(128, 10000.0, 4096, 32.0, 1.0),
+        call(128, 500000.0, 8192, 16.0, 2.0),
+        call(16, 10000.0, 32, 32.0, 1.0),
+    ],
+    hidden=lambda r: [
+        *(call(r.choice([64, 128]), r.choice([1e4, 1e5, 5e5]), r.choice([2048, 4096, 8192]), 32.0, 1.0) for _ in "abc"),
+        call(r.choice([32, 256]), r.choice([1e4, 5e5]), r.choice([2048, 16384]), 32.0, 1.0),  # never public
+    ],
+    answer=Tensor(atol=1e-6, rtol=1e-6),
+    slips=[
+        Slip(
+            when=lambda got, head_dim, *args, **kwargs: torch.as_tensor(got).shape != (head_dim // 2,),
+            says="return one number per pair: {head_dim} // 2 of them.",
+            then="a head of width d has d/2 rotary pairs, and the ramp gives each pair one share.",
+        ),
+        Slip(
+            lambda *args: 1 - yarn_ramp(*args),
+            says="the ramp is reversed: fast pairs (many turns over the context) are kept, share 0; slow pairs are"
+            " interpolated, share 1.",
+            then="look at pair 0, the fastest: how many times does it turn over the context?",
+        ),
+        Slip(
+            lambda *args: yarn_ramp(*args, truncate=False),
+            says="the ends of your ramp are fractional: YaRN's code rounds them outwards before the ramp.",
+            then="which way does each end go: the kept end and the interpolated end?",
+        ),
+    ],
+    otherwise=Slip(
+        says="pair i turns L·θ_i/(2π) times over the context: find the (fractional) index i at which that number"
+        " equals beta_fast, and at which it equals beta_slow.",
+        then="take the logarithm of both sides to solve for i; then round and ramp between the two.",
+    ),
+)
 
-def _ntk_slips(base: float, factor: float, head_dim: int) -> dict[str, float]:
-    return {
-        "times_factor": base * factor,
-        "upside_down": base * factor ** ((head_dim - 2) / head_dim),
-        "pairs": base * factor ** (head_dim / 2),
-        "power": base**factor,
-    }
-
-
-NTK_BASE = declared(_DATA, "ex-8-1", reference=ntk_base, hidden=_ntk_hidden, slips=_ntk_slips)
-
-
-def _ramp_hidden(seed: int) -> list[tuple[Any, ...]]:
-    r = random.Random(seed)
-    calls = [
-        (r.choice([64, 128]), r.choice([1e4, 1e5, 5e5]), r.choice([2048, 4096, 8192]), 32.0, 1.0) for _ in range(3)
-    ]
-    return [*calls, (r.choice([32, 256]), r.choice([1e4, 5e5]), r.choice([2048, 16384]), 32.0, 1.0)]  # never public
-
-
-def _ramp_slips(*args: Any) -> dict[str, torch.Tensor]:
-    return {"reversed": 1 - yarn_ramp(*args), "unrounded": yarn_ramp(*args, truncate=False)}
-
-
-YARN_RAMP = declared(_DATA, "ex-8-2", reference=yarn_ramp, hidden=_ramp_hidden, slips=_ramp_slips)
+# --- ex-8-3: Llama 3's bands -----------------------------------------------------------------------------
 
 BANDS = ("kept", "blended", "scaled")
 
 
-def _band_hidden(seed: int) -> list[tuple[Any, ...]]:
-    """One wavelength well inside each band (never at an edge, where the blend equals its neighbour)."""
-    r = random.Random(seed)
-    return [(w * r.uniform(0.8, 1.2), 8192, 1.0, 4.0) for w in (40.0, 1200.0, 4100.0, 6500.0, 90000.0)]
+def _band(wavelength: float, original_length: int, low_freq_factor: float, high_freq_factor: float) -> str:
+    """Llama 3's band as its code draws it: kept below L/high, scaled above L/low, blended between, edges included.
+
+    At an edge the blend gives the neighbour's frequency
+    (:func:`~transformerland.encodings.rope_scaling.llama3_bands` gives the same share), but the pair is in the
+    blended band: it turns exactly ``high_freq_factor`` (or ``low_freq_factor``) times over the original length,
+    not more (or fewer).
+    """
+    if wavelength < original_length / high_freq_factor:
+        return "kept"
+    return "scaled" if wavelength > original_length / low_freq_factor else "blended"
 
 
-def _band(wavelength: float, original: int, low: float, high: float) -> str:
-    share = float(llama3_bands(torch.tensor([wavelength]), original, low, high))
-    return "kept" if share == 0 else "scaled" if share == 1 else "blended"
+def _outer_edges(wavelength: float, original_length: int, low_freq_factor: float, high_freq_factor: float) -> str:
+    """The slip: ``<=`` for ``<`` (and ``>=`` for ``>``), so a pair on an edge joins the outer band."""
+    if wavelength <= original_length / high_freq_factor:
+        return "kept"
+    return "scaled" if wavelength >= original_length / low_freq_factor else "blended"
 
 
-def _band_slips(*args: Any) -> dict[str, str]:
-    """Kept and scaled swapped (the blended band has no such slip)."""
-    band = _band(*args)
-    return {} if band == "blended" else {"swapped": "scaled" if band == "kept" else "kept"}
+def _swapped(*args: float) -> str:
+    return {"kept": "scaled", "scaled": "kept", "blended": "blended"}[_band(*args)]
 
 
-def _judge_band(check: Check, spec: Exercise, case: Case, got: Any, expected: str) -> None:
-    check.that(got in BANDS, *spec.said("not_a_band", got=got))
-    compare(check, spec, case, got, expected, problem=spec.say("wrong_band", *case.args, expected=expected, got=got))
+def _band_hidden(r: random.Random) -> list:
+    """One wavelength well inside each band, and both edges of another configuration (edges are blended)."""
+    inside = [call(w * r.uniform(0.8, 1.2), 8192, 1.0, 4.0) for w in (40.0, 1200.0, 4100.0, 6500.0, 90000.0)]
+    original, low, high = r.choice([2048, 4096, 16384]), r.choice([1.0, 2.0]), r.choice([4.0, 8.0])
+    return [*inside, call(original / high, original, low, high), call(original / low, original, low, high)]
 
 
-LLAMA3_BAND = declared(_DATA, "ex-8-3", reference=_band, hidden=_band_hidden, slips=_band_slips, judge=_judge_band)
+LLAMA3_BAND = Exercise(
+    "ex-8-3",
+    "my_llama3_band",
+    checker="check_llama3_band",
+    what="Llama 3 bands",
+    reference=_band,
+    withheld=("transformerland.encodings.rope_scaling.llama3_bands",),
+    public=[
+        call(6.28, 8192, 1.0, 4.0),
+        call(1000.0, 8192, 1.0, 4.0),
+        call(3000.0, 8192, 1.0, 4.0),
+        call(8000.0, 8192, 1.0, 4.0),
+        call(20000.0, 8192, 1.0, 4.0),
+        call(400000.0, 8192, 1.0, 4.0),
+        call(700.0, 4096, 2.0, 8.0),
+        call(1500.0, 4096, 2.0, 8.0),
+        call(2100.0, 4096, 2.0, 8.0),
+        call(2048.0, 8192, 1.0, 4.0),
+        call(8192.0, 8192, 1.0, 4.0),
+    ],
+    hidden=_band_hidden,
+    slips=[
+        Slip(
+            when=lambda got, *args: got not in BANDS,
+            says='return one of the strings "kept", "blended" or "scaled".',
+            then="the band's name, spelt as the statement spells it, lower case.",
+        ),
+        Slip(
+            _swapped,
+            says="the bands are swapped: short wavelengths (fast pairs) are kept, long ones are scaled.",
+            then="a fast pair turns many times over the context: which band leaves it alone?",
+        ),
+        Slip(
+            _outer_edges,
+            says="a pair exactly on an edge landed in the outer band.",
+            then="a pair with a wavelength of exactly L / high_freq_factor turns exactly high_freq_factor times: is"
+            " that more than high_freq_factor?",
+        ),
+    ],
+    otherwise=Slip(
+        says="compare the wavelength with two edges, L / high_freq_factor and L / low_freq_factor: which side of"
+        " each is which band?",
+        then="a short wavelength means a fast pair; the kept band holds the pairs that turn most over L.",
+    ),
+)
 
+# --- ex-8-4: dynamic NTK's factor ------------------------------------------------------------------------
 
-def _factor_hidden(seed: int) -> list[tuple[Any, ...]]:
-    r = random.Random(seed)
-    return [
-        (r.choice([2.0, 4.0, 8.0]), r.randrange(2049, 20000), 2048),
-        (4.0, r.randrange(1, 2048), 2048),
-        (1.0, r.randrange(2049, 9000), 2048),
-        (r.choice([2.0, 8.0]), 4096, 4096),
-    ]
-
-
-def _factor_slips(factor: float, seq_len: int, original: int) -> dict[str, float]:
-    return {
-        "not_kept_below": factor * seq_len / original - (factor - 1),
-        "no_factor": seq_len / original,
-        "no_offset": factor * seq_len / original,
-        "constant": factor,
-    }
-
-
-DYNAMIC_FACTOR = declared(_DATA, "ex-8-4", reference=dynamic_factor, hidden=_factor_hidden, slips=_factor_slips)
+DYNAMIC_FACTOR = Exercise(
+    "ex-8-4",
+    "my_dynamic_factor",
+    checker="check_dynamic_factor",
+    what="dynamic NTK factor",
+    reference=dynamic_factor,
+    public=[
+        call(1.0, 8192, 2048),
+        call(4.0, 128, 32),
+        call(2.0, 3000, 2048),
+        call(4.0, 16, 32),
+        call(4.0, 32, 32),
+        call(8.0, 10000, 8192),
+    ],
+    hidden=lambda r: [
+        call(r.choice([2.0, 4.0, 8.0]), r.randrange(2049, 20000), 2048),
+        call(4.0, r.randrange(1, 2048), 2048),
+        call(1.0, r.randrange(2049, 9000), 2048),
+        call(r.choice([2.0, 8.0]), 4096, 4096),
+    ],
+    answer=Number(rel=1e-6, abs=1e-9),
+    slips=[
+        Slip(
+            lambda factor, seq_len, original_length: factor * seq_len / original_length - (factor - 1),
+            says="below the original length the factor must stay 1: dynamic scaling changes nothing for inputs the"
+            " model was trained on.",
+            then="what should an input of {seq_len} tokens get, when the model was trained on {original_length}?",
+        ),
+        Slip(
+            lambda factor, seq_len, original_length: max(seq_len, original_length) / original_length,
+            says="the configured factor plays no part in your answer: past L, a model configured with a larger"
+            " factor must stretch more.",
+            then="compare two configured factors at the same length: which should give the larger effective factor?",
+        ),
+        Slip(
+            lambda factor, seq_len, original_length: factor * max(seq_len, original_length) / original_length,
+            says="at the original length your factor is the configured one, not 1: the effective factor must start"
+            " from exactly 1 at L and grow from there.",
+            then="evaluate yours at seq_len = L: what must it be there?",
+        ),
+        Slip(
+            lambda factor, seq_len, original_length: factor,
+            says="your factor does not change with the length of the input: dynamic scaling recomputes it from the"
+            " current length.",
+            then="past L, the effective factor grows in a straight line with the length.",
+        ),
+    ],
+    otherwise=Slip(
+        says="check three lengths: below L and at L the factor must be 1; past L it grows in a straight line with"
+        " the length, faster for a larger configured factor.",
+        then="at twice the original length, what should a model configured with factor f use?",
+    ),
+)
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [NTK_BASE, YARN_RAMP, LLAMA3_BAND, DYNAMIC_FACTOR]

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import importlib.resources
 import json
+import math
 import re
 import time
 from collections.abc import Iterator, Mapping
@@ -44,7 +45,7 @@ from .._validation import (
     require_positive_int,
     require_str,
 )
-from ..encodings.rope_scaling import rope_frequencies
+from ..encodings.rope_scaling import rope_frequencies, scaling_recipes
 
 __all__ = [
     "ANSWER_TOKENS",
@@ -56,6 +57,7 @@ __all__ = [
     "Wording",
     "greedy_digits",
     "load_passkey_grid",
+    "long_context_recipes",
     "needle_depths",
     "passkey_found",
     "passkey_keys",
@@ -63,6 +65,7 @@ __all__ = [
     "passkey_scores",
     "passkey_trial",
     "rope_recipe",
+    "wilson_interval",
 ]
 
 
@@ -300,6 +303,38 @@ def passkey_trial(
     answer = tokenizer.decode(written.cpu())
     seconds = time.perf_counter() - start
     return PasskeyResult(n_tokens, float(depth), recipe, key, answer, passkey_found(answer, key), seconds)
+
+
+def long_context_recipes(original_length: int = 8192, factor: float = 4.0) -> dict[str, dict[str, object] | None]:
+    """The rows the book's long-context benchmarks measure, by name.
+
+    Plain RoPE, then linear (PI), NTK-aware, YaRN and Llama 3 at ``factor`` (as
+    :func:`~transformerland.encodings.scaling_recipes` configures them), and dynamic NTK twice, each
+    name stating its configured factor: ``"dynamic NTK (f=1)"``, its canonical form (effective factor
+    ``max(1, ℓ/L)`` at length ``ℓ``), and ``"dynamic NTK (f=4)"`` (for ``factor`` 4: ``4ℓ/L − 3``).
+    """
+    recipes = scaling_recipes(original_length=original_length, factor=factor)
+    dynamic = recipes.pop("dynamic NTK")
+    canonical = {**dynamic, "factor": 1.0}
+    return {**recipes, "dynamic NTK (f=1)": canonical, f"dynamic NTK (f={factor:g})": dynamic}
+
+
+def wilson_interval(found: int, trials: int, z: float = 1.96) -> tuple[float, float]:
+    """Wilson's score interval for a share ``found / trials`` (95 % for the default ``z``): ``(low, high)``.
+
+    Unlike ``p ± z·√(p(1−p)/n)``, it stays inside [0, 1] and is not empty at 0 or ``trials``
+    found: 10 of 10 gives about (0.72, 1.0), so ten needles cannot tell 100 % from 80 %.
+    """
+    trials = require_positive_int(trials, "trials")
+    found = require_int(found, "found", low=0)
+    if found > trials:
+        raise ValueError(f"found = {found} is more than trials = {trials}; count the needles found among them.")
+    if not isinstance(z, (int, float)) or isinstance(z, bool) or not math.isfinite(z) or z <= 0:
+        raise ValueError(f"z must be a positive number of standard deviations (1.96 for 95 %), got {z!r}.")
+    share = found / trials
+    centre = (share + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = z / (1 + z * z / trials) * math.sqrt(share * (1 - share) / trials + z * z / (4 * trials * trials))
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def needle_depths(count: int) -> list[float]:

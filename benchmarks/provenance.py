@@ -1,0 +1,57 @@
+"""What a benchmark records about the sitting that measured it: code, machine and versions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+import transformerland
+import transformers
+
+ROOT = Path(__file__).parents[1]
+
+
+def git_commit() -> str:
+    """The repository's commit, with ``+dirty`` when tracked files differ from it; ``"unknown"`` outside git."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+dirty" if changed else "")
+
+
+def device_name(device: torch.device) -> str:
+    """The GPU's name and CUDA version, or the CPU and its thread count."""
+    if device.type == "cuda":
+        return f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda})"
+    return f"CPU, {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+
+
+def sitting(module: str, argv: list[str] | None, device: torch.device) -> dict[str, object]:
+    """The provenance of one run: date, commit, the command that reproduces it, device and versions."""
+    return {
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "commit": git_commit(),
+        "command": f"python -m {module} " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "device": device_name(device),
+        "dtype": "float32",
+        "attention": "sdpa",
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "transformerland": transformerland.__version__,
+    }
