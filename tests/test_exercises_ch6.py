@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.exercises.ch6 import check_alibi_slopes, check_interpolated_positions, check_rope_rotate
+from transformerland.exercises.ch6 import check_alibi_slopes, check_interpolated_frequencies, check_rope_rotate
 
 # ex-6-1: RoPE on one vector ------------------------------------------------------------------------
 
@@ -53,9 +53,9 @@ def test_rope_reference_with_complex_numbers_passes(verdict):
     [
         (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), halves=True), "i + d/2"),
         (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), clockwise=True), "wrong way"),
-        (rope_with(lambda m, i, d, base: m * base ** (-i / d)), "factor 2 in the exponent"),
-        (rope_with(lambda m, i, d, base: m * base ** (-2 * (i + 1) / d)), "start one step late"),
-        (rope_with(lambda m, i, d, base: m * base ** (2 * i / d)), "wrong sign"),
+        (rope_with(lambda m, i, d, base: m * base ** (-i / d)), "pair i/2"),
+        (rope_with(lambda m, i, d, base: m * base ** (-2 * (i + 1) / d)), "one pair late"),
+        (rope_with(lambda m, i, d, base: m * base ** (2 * i / d)), "sign of the exponent"),
         (rope_with(lambda m, i, d, base: m + 0 * i), "same angle"),
         (rope_with(lambda m, i, d, base: base ** (-2 * i / d)), "does not grow with the position"),
         (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), in_place=True), "in place"),
@@ -105,9 +105,9 @@ def test_slopes_as_a_plain_list_pass(verdict):
     [
         (lambda h: [2 ** (-8 * k / h) for k in range(h)], "came out as 1"),
         (lambda h: [2 ** (-8 * k / h) for k in range(h, 0, -1)], "reverse order"),
-        (lambda h: [2.0**-k for k in range(1, h + 1)], "ratio depends on H"),
-        (lambda h: [1 / (2 * k) for k in range(1, h + 1)], "geometric sequence"),
-        (lambda h: [2 ** (-k / h) for k in range(1, h + 1)], "factor 8"),
+        (lambda h: [2.0**-k for k in range(1, h + 1)], "only for 8 heads"),
+        (lambda h: [1 / (2 * k) for k in range(1, h + 1)], "fixed ratio"),
+        (lambda h: [2 ** (-k / h) for k in range(1, h + 1)], "end at 1/2"),
         (lambda h: [2 ** (-8 * k / h) for k in range(1, h)], "one slope per head"),
     ],
 )
@@ -124,31 +124,64 @@ def test_halving_slopes_pass_for_eight_heads_but_fail_for_four(capsys):
     assert "for 4 heads" in capsys.readouterr().out
 
 
-# ex-6-5: position interpolation ------------------------------------------------------------------
+# ex-6-5: position interpolation in the frequencies --------------------------------------------------
 
 
-def reference_positions(length, trained_length):
-    scale = min(1.0, trained_length / length)
-    return torch.arange(length) * scale
+def reference_frequencies(d, length, trained_length, base=10000.0):
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    return theta * min(1.0, trained_length / length)
 
 
-def test_positions_reference_passes(verdict):
-    assert check_interpolated_positions(reference_positions)
+def test_frequencies_reference_passes(verdict):
+    assert check_interpolated_frequencies(reference_frequencies)
     assert verdict()[0] == "PASSED"
+
+
+def test_frequencies_give_whole_positions_the_interpolated_angles():
+    from transformerland.encodings import interpolated_positions, rotary_angles
+
+    whole = rotary_angles(torch.arange(256), 64, inv_freq=reference_frequencies(64, 256, 64))
+    squeezed = rotary_angles(interpolated_positions(256, 64), 64)
+    torch.testing.assert_close(whole, squeezed)
+
+
+def theta(d, base=10000.0):
+    return base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
 
 
 @pytest.mark.parametrize(
     ("wrong", "hint_words"),
     [
-        (lambda n, L: torch.arange(n) * (n / L), "stretched instead of squeezed"),
-        (lambda n, L: torch.floor(torch.arange(n) * min(1.0, L / n)), "rounded to whole numbers"),
-        (lambda n, L: torch.arange(n) * (L / n), "short inputs were stretched"),
-        (lambda n, L: torch.arange(n) * min(1.0, (L - 1) / (n - 1)), "L − L/L′"),
-        (lambda n, L: torch.arange(L) * 1.0, "one position per token"),
+        (lambda d, n, L, base=10000.0: theta(d, base), "RoPE's own frequencies"),
+        (lambda d, n, L, base=10000.0: theta(d, base) * max(1.0, n / L), "faster than RoPE's"),
+        (lambda d, n, L, base=10000.0: theta(d, base) * L / n, "no longer than the training length changed"),
+        (lambda d, n, L, base=10000.0: theta(d, base) * min(1.0, (L - 1) / (n - 1)), "exactly on position L − 1"),
+        (lambda d, n, L, base=10000.0: base ** (-torch.arange(d // 2) / d) * min(1.0, L / n), "exponent"),
+        (lambda d, n, L, base=10000.0: torch.arange(n) * min(1.0, L / n), "one frequency per pair"),
     ],
 )
-def test_position_mistakes_fail_with_their_hint(verdict, wrong, hint_words):
-    assert not check_interpolated_positions(wrong)
+def test_frequency_mistakes_fail_with_their_hint(verdict, wrong, hint_words):
+    assert not check_interpolated_frequencies(wrong)
     word, out = verdict()
     assert word == "NOT YET"
     assert hint_words in out, out
+
+
+def test_no_hint_gives_the_scale():
+    """The hints diagnose; none of them writes the factor the answer multiplies by."""
+    from transformerland.exercises.ch6 import EXERCISES
+
+    for spec in EXERCISES:
+        words = " ".join([spec.hint, *(m for m in _hint_texts(spec))])
+        for line in ("L / L′", "trained_length / length", "2^(−8/H)", "2^(−8k/H)", "base^(−2i/d)", "a·cos φ − b·sin φ"):
+            assert line not in words, (spec.label, line)
+
+
+def _hint_texts(spec):
+    import tomllib
+    from pathlib import Path
+
+    import transformerland.exercises as exercises
+
+    data = tomllib.loads((Path(exercises.__file__).parent / "ch6.toml").read_text())[spec.label]
+    return [v if isinstance(v, str) else v["hint"] for v in data.get("mistakes", {}).values()]

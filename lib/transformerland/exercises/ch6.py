@@ -2,7 +2,7 @@
 
 * :data:`ROPE_ROTATE` (ex-6-1): rotate one vector by RoPE's angles, adjacent pairs.
 * :data:`ALIBI_SLOPES` (ex-6-2): ALiBi's head slopes for a power-of-two head count.
-* :data:`INTERPOLATED_POSITIONS` (ex-6-5): position interpolation's squeezed positions.
+* :data:`INTERPOLATED_FREQUENCIES` (ex-6-5): position interpolation moved into RoPE's frequencies.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from ..encodings.alibi import alibi_slopes
-from ..encodings.rotary import apply_rotary, interpolated_positions
+from ..encodings.rotary import apply_rotary
 from ..encodings.sinusoidal import sinusoid_frequencies
 from .checking import Check
 from .spec import PUBLIC_SEED, Case, Exercise, chapter_data, declared, numbers_answer
@@ -20,10 +20,10 @@ from .spec import PUBLIC_SEED, Case, Exercise, chapter_data, declared, numbers_a
 __all__ = [
     "ALIBI_SLOPES",
     "EXERCISES",
-    "INTERPOLATED_POSITIONS",
+    "INTERPOLATED_FREQUENCIES",
     "ROPE_ROTATE",
     "check_alibi_slopes",
-    "check_interpolated_positions",
+    "check_interpolated_frequencies",
     "check_rope_rotate",
 ]
 
@@ -110,27 +110,33 @@ ALIBI_SLOPES = declared(
 )
 
 
-def _position_slips(length: int, trained: int) -> dict[str, torch.Tensor]:
-    steps = torch.arange(length, dtype=torch.float64)
+def _interpolated_frequencies(d: int, length: int, trained: int, base: float = 10000.0) -> torch.Tensor:
+    """RoPE's ``(d/2,)`` frequencies times ``min(1, trained / length)``: whole positions turn as interpolated."""
+    return sinusoid_frequencies(d, base) * min(1.0, trained / length)
+
+
+def _frequency_slips(d: int, length: int, trained: int, base: float = 10000.0) -> dict[str, torch.Tensor]:
+    theta, i = sinusoid_frequencies(d, base), torch.arange(d // 2, dtype=torch.float64)
     return {
-        "stretched": steps * length / trained,
-        "rounded": torch.floor(steps * trained / length),
-        "short_stretched": steps * trained / length,
-        "last_on_end": steps * (trained - 1) / max(length - 1, 1),
+        "unscaled": theta,
+        "stretched": theta * max(1.0, length / trained),
+        "short_stretched": theta * trained / length,
+        "last_on_end": theta * min(1.0, (trained - 1) / max(length - 1, 1)),
+        "no_two": base ** (-i / d) * min(1.0, trained / length),
     }
 
 
-INTERPOLATED_POSITIONS = declared(
+INTERPOLATED_FREQUENCIES = declared(
     _DATA,
     "ex-6-5",
-    reference=lambda length, trained: interpolated_positions(length, trained).double(),
-    hidden=lambda seed: [(200 + seed % 50, 50), (33, 33), (12, 40)],
-    slips=_position_slips,
+    reference=_interpolated_frequencies,
+    hidden=lambda seed: [(32, 200 + seed % 50, 50), (8, 33, 33), (4, 12, 40)],
+    slips=_frequency_slips,
 )
 
 #: Every exercise of the chapter with a checker, in order.
-EXERCISES = [ROPE_ROTATE, ALIBI_SLOPES, INTERPOLATED_POSITIONS]
+EXERCISES = [ROPE_ROTATE, ALIBI_SLOPES, INTERPOLATED_FREQUENCIES]
 
 check_rope_rotate = ROPE_ROTATE.checker_function()
 check_alibi_slopes = ALIBI_SLOPES.checker_function()
-check_interpolated_positions = INTERPOLATED_POSITIONS.checker_function()
+check_interpolated_frequencies = INTERPOLATED_FREQUENCIES.checker_function()
