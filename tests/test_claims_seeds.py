@@ -15,7 +15,14 @@ import torch
 from transformerland.encodings import scaling_recipes, with_rope_scaling
 from transformerland.model import POSITION_SCHEMES, TinyTransformer, TransformerConfig
 from transformerland.recall import LookupTask
-from transformerland.remedies import extend_table, fine_tune, interpolate_table, with_position_table
+from transformerland.remedies import (
+    extend_table,
+    fine_tune,
+    interpolate_table,
+    sliding_window_logits,
+    window_reach,
+    with_position_table,
+)
 from transformerland.tasks import MarkovTask, SortTask
 from transformerland.training import evaluate, train
 
@@ -30,10 +37,10 @@ EVAL_LENGTHS = (32, 64, 128)
 
 
 @cache
-def markov_model(scheme: str, seed: int, steps: int = 240) -> TinyTransformer:
-    """Chapter 5's decoder and recipe (warm-up a fifth of the steps), trained at 32 tokens."""
+def markov_run(scheme: str, seed: int, steps: int = 240) -> tuple[TinyTransformer, tuple[float, ...]]:
+    """Chapter 5's decoder and recipe (warm-up a fifth of the steps), trained at 32 tokens; with its step losses."""
     model = TinyTransformer(TransformerConfig(MARKOV.vocab_size, position=scheme, **MARKOV_SIZE), seed=seed)
-    train(
+    run = train(
         model,
         MARKOV,
         steps=steps,
@@ -44,7 +51,12 @@ def markov_model(scheme: str, seed: int, steps: int = 240) -> TinyTransformer:
         seed=seed,
         progress=False,
     )
-    return model
+    return model, tuple(run.smoothed(20))
+
+
+def markov_model(scheme: str, seed: int, steps: int = 240) -> TinyTransformer:
+    """Chapter 5's decoder, trained (cached with its losses by :func:`markov_run`)."""
+    return markov_run(scheme, seed, steps)[0]
 
 
 def markov_loss(model: torch.nn.Module, length: int) -> float:
@@ -277,3 +289,61 @@ def test_ch8_plain_fine_tuning_catches_up_on_the_lookup(seed: int) -> None:
         )
         tuned[name] = lookup_shares(model)[2]
     assert tuned["plain RoPE"] > zero_shot + 0.1 and tuned["YaRN"] - tuned["plain RoPE"] < 0.03, (zero_shot, tuned)
+
+
+def lookup_remedy_shares(seed: int) -> dict[str, float]:
+    """Chapter 5's remedies on the lookup: the learned model's share of answers right at 128 tokens, read with
+    its full context, through sliding windows of 32 (stride 16), and with its 32 trained rows stretched to 128;
+    and, for the windows, the share right among answers whose entry lies inside / outside the window."""
+    model = lookup_model("learned", seed)
+    batch = LOOKUP.sample(64, 4 * TRAIN_LENGTH, torch.Generator().manual_seed(99))
+    rows = model.positions.weight.detach()[:TRAIN_LENGTH]
+    with torch.no_grad():
+        logits = {
+            "full": model(batch.inputs),
+            "windows": sliding_window_logits(model, batch.inputs, window=TRAIN_LENGTH, stride=16),
+            "interpolated": with_position_table(model, interpolate_table(rows, 4 * TRAIN_LENGTH))(batch.inputs),
+        }
+    right = {name: (out.argmax(-1) == batch.targets) & batch.mask for name, out in logits.items()}
+    shares = {name: float(hit.sum() / batch.mask.sum()) for name, hit in right.items()}
+    inside = (LOOKUP.entry_distances(batch) <= window_reach(4 * TRAIN_LENGTH, TRAIN_LENGTH, 16)) & batch.mask
+    shares["windows, entry inside"] = float(right["windows"][inside].float().mean())
+    shares["windows, entry outside"] = float(right["windows"][batch.mask & ~inside].float().mean())
+    return shares
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_a_window_loses_the_lookup_and_interpolation_keeps_it(seed: int) -> None:
+    """Windows of 32 drop the lookup at 128 tokens to near chance (right inside the window, chance outside);
+    the interpolated table, zero-shot, answers at least as well as the untrained rows do."""
+    S = lookup_remedy_shares(seed)
+    assert S["full"] > 0.9 and S["windows"] < 0.35 and S["windows"] < S["full"] - 0.5, S
+    assert S["windows, entry inside"] > 0.95 and abs(S["windows, entry outside"] - 0.25) < 0.05, S
+    assert S["interpolated"] > 0.95 and S["interpolated"] > S["full"] - 0.005, S
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_far_past_the_edge(seed: int) -> None:
+    """Exercise 5.2's solution, at 8 and 16 times the training length: ALiBi still flat, rotary and sinusoidal
+    still climbing, no positions rising only a little; at 512 tokens ALiBi best, then no positions."""
+    far = {s: (markov_losses(s, seed)[2], *(markov_loss(markov_model(s, seed), n) for n in (256, 512)))
+           for s in ("none", "sinusoidal", "rope", "alibi")}  # fmt: skip
+    assert abs(far["alibi"][2] - far["alibi"][0]) < 0.05, far
+    for scheme in ("rope", "sinusoidal"):
+        assert far[scheme][1] > far[scheme][0] + 0.1 and far[scheme][2] > far[scheme][1], (scheme, far)
+    assert 0 < far["none"][2] - far["none"][0] < 0.15, far
+    assert all(far["alibi"][2] < far[s][2] - 0.2 for s in far if s != "alibi"), far
+    assert far["none"][2] < min(far["rope"][2], far["sinusoidal"][2]) - 0.1, far
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch6_training_curves(seed: int) -> None:
+    """Chapter 6's curves (mean of the last 20 steps): RoPE ahead of the learned table and ALiBi at steps 80 and
+    120; the learned table level with RoPE (within 0.03) at 240; ALiBi behind both from step 160 on (at 120 it was
+    level with the learned table on seed 2)."""
+    at = {s: markov_run(s, seed)[1] for s in ("learned", "rope", "alibi")}
+    for step in (80, 120):
+        assert at["rope"][step - 1] < min(at["learned"][step - 1], at["alibi"][step - 1]) - 0.05, (step, at)
+    assert abs(at["learned"][239] - at["rope"][239]) < 0.03
+    for step in (160, 240):
+        assert at["alibi"][step - 1] > max(at["rope"][step - 1], at["learned"][step - 1]) + 0.05, step

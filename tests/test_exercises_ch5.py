@@ -1,4 +1,4 @@
-"""The chapter 5 checkers: the reference answers pass, typical mistakes fail with the hint that names them."""
+"""Chapter 5's exercises: the references pass, typical slips are named, and hints grow in two stages."""
 
 from __future__ import annotations
 
@@ -6,11 +6,30 @@ from collections.abc import Sequence
 
 import pytest
 import torch
-from transformerland.exercises import VERDICT_PATTERN
-from transformerland.exercises.ch5 import check_interpolate_table, check_sliding_windows, check_steps_to_reach
+from transformerland.exercises import exercise
+from transformerland.exercises.ch5 import (
+    INTERPOLATE_TABLE,
+    SLIDING_WINDOWS,
+    STEPS_TO_REACH,
+    check_interpolate_table,
+    check_sliding_windows,
+    check_steps_to_reach,
+)
 from transformerland.remedies import interpolate_table, window_spans
 
-# ex-5-1 ---------------------------------------------------------------------------------
+
+@pytest.fixture(autouse=True)
+def fresh_stages():
+    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
+    exercise._SEEN.clear()
+
+
+def named_then_hinted(checker, wrong, says):
+    """The first try names the slip with no hint; the second adds the stronger hint."""
+    first = checker(wrong)
+    assert not first and says in first.message and not first.hint, first
+    second = checker(wrong)
+    assert not second and says in second.message and second.hint, second
 
 
 def interpolate_reference(table: torch.Tensor, new_len: int) -> torch.Tensor:
@@ -54,31 +73,6 @@ def in_place(table: torch.Tensor, new_len: int) -> torch.Tensor:
     return out
 
 
-@pytest.mark.parametrize("fn", [interpolate_reference, interpolate_with_torch, interpolate_table])
-def test_interpolation_references_pass(fn, capsys):
-    assert check_interpolate_table(fn)
-    assert VERDICT_PATTERN.search(capsys.readouterr().out).group("verdict") == "PASSED"
-
-
-@pytest.mark.parametrize(
-    ("fn", "words"),
-    [
-        (wrong_scale, "(L - 1) / (new_len - 1)"),
-        (nearest_row, "not copy the nearest"),
-        (extends_instead, "extends the table"),
-        (in_place, "must stay as it was"),
-    ],
-)
-def test_interpolation_mistakes_fail_with_their_hint(fn, words, capsys):
-    result = check_interpolate_table(fn)
-    assert not result
-    assert words in result.hint
-    assert "NOT YET" in capsys.readouterr().out
-
-
-# ex-5-3 ---------------------------------------------------------------------------------
-
-
 def steps_reference(losses: Sequence[float], target: float, window: int) -> int | None:
     for step in range(window, len(losses) + 1):
         if sum(losses[step - window : step]) / window <= target:
@@ -116,30 +110,6 @@ def window_ahead(losses: Sequence[float], target: float, window: int) -> int | N
     return None
 
 
-def test_steps_reference_passes(capsys):
-    assert check_steps_to_reach(steps_reference)
-    assert "ex-5-3 · PASSED" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize(
-    ("fn", "words"),
-    [
-        (index_not_steps, "counted from 0"),
-        (no_smoothing, "one lucky batch"),
-        (misses_last_step, "include the last step"),
-        (never_is_zero, "return None"),
-        (window_ahead, "not the next ones"),
-    ],
-)
-def test_steps_mistakes_fail_with_their_hint(fn, words):
-    result = check_steps_to_reach(fn)
-    assert not result
-    assert words in result.hint
-
-
-# ex-5-4 ---------------------------------------------------------------------------------
-
-
 def windows_reference(length: int, window: int, stride: int) -> list[tuple[int, int]]:
     if length <= window:
         return [(0, length)]
@@ -175,25 +145,109 @@ def too_wide(length: int, window: int, stride: int) -> list[tuple[int, int]]:
     return [(s, min(e + 1, length)) for s, e in windows_reference(length, window, stride)]
 
 
-@pytest.mark.parametrize("fn", [windows_reference, windows_short_last, window_spans])
-def test_window_references_pass(fn, capsys):
-    assert check_sliding_windows(fn)
-    assert "ex-5-4 · PASSED" in capsys.readouterr().out
+# --- ex-5-1 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [interpolate_reference, interpolate_with_torch])
+def test_interpolation_references_pass(fn, verdict):
+    assert check_interpolate_table(fn)
+    assert verdict().word == "PASSED"
+
+
+def test_the_library_s_interpolation_is_refused():
+    result = check_interpolate_table(lambda table, new_len: interpolate_table(table, new_len))
+    assert not result and "write it yourself" in result.message
 
 
 @pytest.mark.parametrize(
-    ("fn", "words"),
+    ("fn", "says"),
     [
-        (chunks, "not by `window`"),
-        (drops_the_tail, "last tokens are left out"),
-        (runs_past_the_end, "clip the windows"),
-        (too_wide, "the model refuses"),
+        (wrong_scale, "runs past the trained rows"),
+        (nearest_row, "copy the nearest old row"),
+        (extends_instead, "that extends the table"),
+        (lambda table, new_len: interpolate_reference(table, new_len).float(), "dtype is not the table's"),
     ],
 )
-def test_window_mistakes_fail_with_their_hint(fn, words):
-    result = check_sliding_windows(fn)
-    assert not result
-    assert words in result.hint
+def test_interpolation_slips_are_named_then_hinted(fn, says):
+    named_then_hinted(check_interpolate_table, fn, says)
+
+
+def test_interpolation_that_writes_into_the_table_is_refused():
+    result = check_interpolate_table(in_place)
+    assert not result and "changed the arguments" in result.message
+
+
+# --- ex-5-3 ------------------------------------------------------------------------------------------
+
+
+def test_steps_reference_passes(verdict):
+    assert check_steps_to_reach(steps_reference)
+    assert verdict().word == "PASSED"
+
+
+@pytest.mark.parametrize(
+    ("fn", "says"),
+    [
+        (index_not_steps, "an index counted from 0"),
+        (no_smoothing, "one lucky batch"),
+        (misses_last_step, "your search misses it"),
+        (never_is_zero, "the answer is None"),
+        (window_ahead, "looks ahead"),
+        (lambda losses, target, window: float(steps_reference(losses, target, window) or 0), "a Python int"),
+    ],
+)
+def test_steps_slips_are_named_then_hinted(fn, says):
+    named_then_hinted(check_steps_to_reach, fn, says)
+
+
+def test_the_curve_s_length_is_named():
+    result = check_steps_to_reach(lambda losses, target, window: len(losses))
+    assert not result and "length of the curve" in result.message
+
+
+# --- ex-5-4 ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [windows_reference, windows_short_last])
+def test_window_references_pass(fn, verdict):
+    assert check_sliding_windows(fn)
+    assert verdict().word == "PASSED"
+
+
+def test_the_library_s_windows_are_refused():
+    result = check_sliding_windows(lambda length, window, stride: window_spans(length, window, stride))
+    assert not result and "write it yourself" in result.message
+
+
+@pytest.mark.parametrize(
+    ("fn", "says"),
+    [
+        (chunks, "share fewer positions than window − stride"),
+        (drops_the_tail, "do not run from 0 to 20"),
+        (runs_past_the_end, "outside 0 … 20"),
+        (too_wide, "longer than 8 positions"),
+        (lambda length, window, stride: "windows", "not return a list of (start, end) pairs"),
+        (lambda length, window, stride: windows_reference(length, window, stride)[::-1], "do not run from 0"),
+    ],
+)
+def test_window_slips_are_named_then_hinted(fn, says):
+    first = check_sliding_windows(fn)
+    assert not first and says in first.message, first
+
+
+def test_windows_as_json_lists_pass():
+    """The grader's answers come back as JSON: tuples become lists, and must still pass."""
+    assert check_sliding_windows(lambda *args: [list(span) for span in windows_reference(*args)])
+
+
+# --- all three ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", [INTERPOLATE_TABLE, STEPS_TO_REACH, SLIDING_WINDOWS])
+def test_hidden_draws_differ_from_the_notebook_s_calls(spec):
+    shown = [repr(c) for c in spec.public]
+    for seed in (1, 2, 3):
+        assert any(repr(c) not in shown for c in spec.cases(seed)), spec.label
 
 
 def test_checkers_survive_a_stub_and_a_crash():
@@ -203,4 +257,5 @@ def test_checkers_survive_a_stub_and_a_crash():
     for checker in (check_interpolate_table, check_steps_to_reach, check_sliding_windows):
         result = checker(stub)
         assert not result and "not written yet" in result.message
-    assert not check_sliding_windows(lambda length, window, stride: 1 / 0)
+        result = checker(lambda *args: 1 / 0)
+        assert not result and "ZeroDivisionError" in result.message

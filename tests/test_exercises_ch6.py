@@ -1,18 +1,42 @@
-"""The chapter 6 checkers: the references pass, the usual mistakes fail with the hint that names them."""
+"""Chapter 6's exercises: the references pass, typical slips are named, and hints grow in two stages."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.exercises.ch6 import check_alibi_slopes, check_interpolated_positions, check_rope_rotate
+from transformerland.encodings import apply_rotary, interpolated_positions, rotary_angles
+from transformerland.exercises import exercise
+from transformerland.exercises.ch6 import (
+    ALIBI_SLOPES,
+    INTERPOLATED_FREQUENCIES,
+    ROPE_ROTATE,
+    check_alibi_slopes,
+    check_interpolated_frequencies,
+    check_rope_rotate,
+)
 
-# ex-6-1: RoPE on one vector ------------------------------------------------------------------------
+
+@pytest.fixture(autouse=True)
+def fresh_stages():
+    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
+    exercise._SEEN.clear()
+
+
+def named_then_hinted(checker, wrong, says):
+    """The first try names the slip with no hint; the second adds the stronger hint."""
+    first = checker(wrong)
+    assert not first and says in first.message and not first.hint, first
+    second = checker(wrong)
+    assert not second and says in second.message and second.hint, second
+
+
+# --- ex-6-1: RoPE on one vector --------------------------------------------------------------------------
 
 
 def rope_with(angle_rule, *, halves=False, clockwise=False, in_place=False):
-    """A RoPE-like function whose angles are ``angle_rule(position, i, d, base)`` for pair ``i``."""
+    """A student's RoPE whose pair i turns by ``angle_rule(position, i, d, base)``."""
 
-    def rope(x, position, base=10000.0):
+    def rope_rotate(x, position, base=10000.0):
         d = x.shape[-1]
         i = torch.arange(d // 2, dtype=x.dtype)
         angle = angle_rule(position, i, d, base)
@@ -25,19 +49,17 @@ def rope_with(angle_rule, *, halves=False, clockwise=False, in_place=False):
         out[0::2], out[1::2] = a * cos - b * sin, a * sin + b * cos
         return out
 
-    return rope
+    return rope_rotate
 
 
-reference_rope = rope_with(lambda m, i, d, base: m * base ** (-2 * i / d))
+def right(m, i, d, base):
+    return m * base ** (-2 * i / d)
 
 
-def test_rope_reference_passes(verdict):
-    assert check_rope_rotate(reference_rope)
-    word, out = verdict()
-    assert word == "PASSED" and "ex-6-1" in out
+def test_rope_references_pass(verdict):
+    assert check_rope_rotate(rope_with(right))
+    assert verdict().word == "PASSED"
 
-
-def test_rope_reference_with_complex_numbers_passes(verdict):
     def complex_rope(x, position, base=10000.0):
         d = x.shape[-1]
         theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
@@ -45,110 +67,131 @@ def test_rope_reference_with_complex_numbers_passes(verdict):
         return torch.view_as_real(z).flatten()
 
     assert check_rope_rotate(complex_rope)
-    assert verdict()[0] == "PASSED"
+
+
+def test_the_library_s_rotation_is_refused():
+    result = check_rope_rotate(lambda x, p, base=10000.0: apply_rotary(x[None], torch.tensor([float(p)]), base)[0])
+    assert not result and "write it yourself" in result.message
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint_words"),
+    ("wrong", "says"),
     [
-        (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), halves=True), "i + d/2"),
-        (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), clockwise=True), "wrong way"),
-        (rope_with(lambda m, i, d, base: m * base ** (-i / d)), "factor 2 in the exponent"),
-        (rope_with(lambda m, i, d, base: m * base ** (-2 * (i + 1) / d)), "start one step late"),
-        (rope_with(lambda m, i, d, base: m * base ** (2 * i / d)), "wrong sign"),
+        (rope_with(right, halves=True), "i + d/2"),
+        (rope_with(right, clockwise=True), "wrong way (clockwise)"),
+        (rope_with(lambda m, i, d, base: m * base ** (-i / d)), "pair i/2"),
+        (rope_with(lambda m, i, d, base: m * base ** (-2 * (i + 1) / d)), "one pair late"),
+        (rope_with(lambda m, i, d, base: m * base ** (2 * i / d)), "faster than the first"),
         (rope_with(lambda m, i, d, base: m + 0 * i), "same angle"),
         (rope_with(lambda m, i, d, base: base ** (-2 * i / d)), "does not grow with the position"),
-        (rope_with(lambda m, i, d, base: m * base ** (-2 * i / d), in_place=True), "in place"),
-        (lambda x, position, base=10000.0: x[: x.shape[-1] // 2], "same width"),
-        (lambda x, position, base=10000.0: "rotated", "not a list of numbers"),
+        (lambda x, position, base=10000.0: 2 * rope_with(right)(x, position, base), "not as long"),
     ],
 )
-def test_rope_mistakes_fail_with_their_hint(verdict, wrong, hint_words):
-    assert not check_rope_rotate(wrong)
-    word, out = verdict()
-    assert word == "NOT YET"
-    assert hint_words in out, out
+def test_rope_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_rope_rotate, wrong, says)
 
 
-def test_rope_stub_and_crash_are_reported(capsys):
-    def stub(x, position, base=10000.0):
-        raise NotImplementedError
-
-    def crash(x, position, base=10000.0):
-        return x @ torch.ones(3)
-
-    assert not check_rope_rotate(stub)
-    assert "not written yet" in capsys.readouterr().out
-    assert not check_rope_rotate(crash)
-    assert "raised RuntimeError" in capsys.readouterr().out
+def test_rope_other_wrong_answers():
+    result = check_rope_rotate(rope_with(right, in_place=True))
+    assert not result and "changed the arguments" in result.message
+    assert not check_rope_rotate(lambda x, position, base=10000.0: x[: x.shape[-1] // 2])
+    result = check_rope_rotate(lambda x, position, base=10000.0: "rotated")
+    assert not result and "not a tensor" in result.message
 
 
-# ex-6-2: ALiBi slopes ----------------------------------------------------------------------------
+# --- ex-6-2: ALiBi slopes ------------------------------------------------------------------------------
 
 
-def reference_slopes(n_heads):
-    return torch.tensor([2.0 ** (-8.0 * k / n_heads) for k in range(1, n_heads + 1)])
-
-
-def test_slopes_reference_passes(verdict):
-    assert check_alibi_slopes(reference_slopes)
-    assert verdict()[0] == "PASSED"
-
-
-def test_slopes_as_a_plain_list_pass(verdict):
+def test_slopes_references_pass(verdict):
+    assert check_alibi_slopes(lambda h: torch.tensor([2.0 ** (-8.0 * k / h) for k in range(1, h + 1)]))
+    assert verdict().word == "PASSED"
     assert check_alibi_slopes(lambda h: [2 ** (-8 * k / h) for k in range(1, h + 1)])
-    assert verdict()[0] == "PASSED"
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint_words"),
+    ("wrong", "says"),
     [
-        (lambda h: [2 ** (-8 * k / h) for k in range(h)], "came out as 1"),
+        (lambda h: [2 ** (-8 * k / h) for k in range(h)], "first slope is 1"),
         (lambda h: [2 ** (-8 * k / h) for k in range(h, 0, -1)], "reverse order"),
-        (lambda h: [2.0**-k for k in range(1, h + 1)], "ratio depends on H"),
-        (lambda h: [1 / (2 * k) for k in range(1, h + 1)], "geometric sequence"),
-        (lambda h: [2 ** (-k / h) for k in range(1, h + 1)], "factor 8"),
-        (lambda h: [2 ** (-8 * k / h) for k in range(1, h)], "one slope per head"),
+        (lambda h: [2.0**-k for k in range(1, h + 1)], "only for 8 heads: with 4 heads"),
+        (lambda h: [1 / (2 * k) for k in range(1, h + 1)], "fixed step"),
+        (lambda h: [2 ** (-k / h) for k in range(1, h + 1)], "end at 1/2"),
     ],
 )
-def test_slope_mistakes_fail_with_their_hint(verdict, wrong, hint_words):
-    assert not check_alibi_slopes(wrong)
-    word, out = verdict()
-    assert word == "NOT YET"
-    assert hint_words in out, out
+def test_slope_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_alibi_slopes, wrong, says)
 
 
-def test_halving_slopes_pass_for_eight_heads_but_fail_for_four(capsys):
-    # 2^-k is right for exactly 8 heads: the checker must look further than 8.
-    assert not check_alibi_slopes(lambda h: [2.0**-k for k in range(1, h + 1)])
-    assert "for 4 heads" in capsys.readouterr().out
+def test_the_halving_hint_asks_with_the_call_s_own_head_count():
+    halving = lambda h: [2.0**-k for k in range(1, h + 1)]  # noqa: E731
+    check_alibi_slopes(halving)
+    assert "in 4 steps" in check_alibi_slopes(halving).hint
 
 
-# ex-6-5: position interpolation ------------------------------------------------------------------
+def test_slopes_of_the_wrong_length_are_told_so():
+    result = check_alibi_slopes(lambda h: [2 ** (-8 * k / h) for k in range(1, h)])
+    assert not result and "shape" in result.message
 
 
-def reference_positions(length, trained_length):
-    scale = min(1.0, trained_length / length)
-    return torch.arange(length) * scale
+# --- ex-6-5: position interpolation in the frequencies ------------------------------------------------------
 
 
-def test_positions_reference_passes(verdict):
-    assert check_interpolated_positions(reference_positions)
-    assert verdict()[0] == "PASSED"
+def theta(d, base=10000.0):
+    return base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+
+
+def reference_frequencies(d, length, trained_length, base=10000.0):
+    return theta(d, base) * min(1.0, trained_length / length)
+
+
+def test_frequencies_reference_passes(verdict):
+    assert check_interpolated_frequencies(reference_frequencies)
+    assert verdict().word == "PASSED"
+
+
+def test_frequencies_give_whole_positions_the_interpolated_angles():
+    whole = rotary_angles(torch.arange(256), 64, inv_freq=reference_frequencies(64, 256, 64))
+    torch.testing.assert_close(whole, rotary_angles(interpolated_positions(256, 64), 64))
 
 
 @pytest.mark.parametrize(
-    ("wrong", "hint_words"),
+    ("wrong", "says"),
     [
-        (lambda n, L: torch.arange(n) * (n / L), "stretched instead of squeezed"),
-        (lambda n, L: torch.floor(torch.arange(n) * min(1.0, L / n)), "rounded to whole numbers"),
-        (lambda n, L: torch.arange(n) * (L / n), "short inputs were stretched"),
-        (lambda n, L: torch.arange(n) * min(1.0, (L - 1) / (n - 1)), "L − L/L′"),
-        (lambda n, L: torch.arange(L) * 1.0, "one position per token"),
+        (lambda d, n, L, base=10000.0: theta(d, base), "RoPE's own frequencies"),
+        (lambda d, n, L, base=10000.0: theta(d, base) * max(1.0, n / L), "faster than RoPE's"),
+        (lambda d, n, L, base=10000.0: theta(d, base) * L / n, "(10 tokens, trained on 64)"),
+        (lambda d, n, L, base=10000.0: theta(d, base) * min(1.0, (L - 1) / (n - 1)), "exactly on position L − 1"),
+        (lambda d, n, L, base=10000.0: base ** (-torch.arange(d // 2) / d) * min(1.0, L / n), "not RoPE's ladder"),
     ],
 )
-def test_position_mistakes_fail_with_their_hint(verdict, wrong, hint_words):
-    assert not check_interpolated_positions(wrong)
-    word, out = verdict()
-    assert word == "NOT YET"
-    assert hint_words in out, out
+def test_frequency_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_interpolated_frequencies, wrong, says)
+
+
+def test_positions_instead_of_frequencies_are_told_by_their_shape():
+    result = check_interpolated_frequencies(lambda d, n, L, base=10000.0: torch.arange(n) * min(1.0, L / n))
+    assert not result and "shape" in result.message
+
+
+# --- all three ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("spec", [ROPE_ROTATE, ALIBI_SLOPES, INTERPOLATED_FREQUENCIES])
+def test_hidden_draws_differ_from_the_notebook_s_calls(spec):
+    shown = [repr(c) for c in spec.public]
+    for seed in (1, 2, 3):
+        assert any(repr(c) not in shown for c in spec.cases(seed)), spec.label
+
+
+@pytest.mark.parametrize("spec", [ROPE_ROTATE, ALIBI_SLOPES, INTERPOLATED_FREQUENCIES])
+def test_no_hint_gives_the_formula(spec):
+    for text in spec.texts():
+        for line in ("L / L′", "trained_length / length", "2^(−8/H)", "2^(−8k/H)", "base^(−2i/d)", "cos φ − "):
+            assert line not in text, (spec.label, text)
+
+
+def test_the_slopes_reference_is_the_library_s():
+    from transformerland.encodings import alibi_slopes
+
+    for n_heads in (1, 2, 4, 8, 16, 64):
+        torch.testing.assert_close(ALIBI_SLOPES.reference(n_heads), alibi_slopes(n_heads).double())

@@ -37,3 +37,20 @@ def test_lookup_answers_are_the_values_written_in_the_table(length):
 def test_lookup_refuses_bad_input(args, length, match):
     with pytest.raises(ValueError, match=match):
         LookupTask(*args).sample(2, length, torch.Generator())
+
+
+def test_entry_distances_point_back_to_the_entry_that_holds_the_asked_key():
+    task = LookupTask(n_keys=64, n_values=4)
+    batch = task.sample(8, 128, torch.Generator().manual_seed(5))
+    distances = task.entry_distances(batch)
+    assert distances.shape == (8, 128) and bool((distances[~batch.mask] == -1).all())
+    rows, positions = batch.mask.nonzero(as_tuple=True)
+    for b, p in zip(rows.tolist(), positions.tolist(), strict=True):
+        d = int(distances[b, p])
+        entry, question = int(batch.inputs[b, p - d]), int(batch.inputs[b, p])
+        assert 1 <= d <= p and p - d < 64
+        assert entry // task.n_values == question - task.n_keys * task.n_values
+        assert int(batch.targets[b, p]) - task.n_keys * task.n_values - task.n_keys == entry % task.n_values
+    assert int(distances.max()) <= 126
+    with pytest.raises(TypeError, match="batch"):
+        task.entry_distances(batch.inputs)

@@ -13,6 +13,7 @@ from transformerland.remedies import (
     prefix_losses,
     sliding_window_logits,
     truncate,
+    window_reach,
     window_spans,
     with_position_table,
 )
@@ -141,3 +142,18 @@ def test_position_and_prefix_losses():
         position_losses(torch.zeros(2, 4, 2), Batch(targets, targets, mask))
     with pytest.raises(ValueError, match="1 dimensions"):
         prefix_losses(torch.zeros(2, 2))
+
+
+def test_window_reach_says_how_far_back_each_windowed_prediction_sees():
+    reach = window_reach(128, 32, 16)
+    assert reach.shape == (128,) and reach.dtype == torch.long
+    assert torch.equal(reach[:32], torch.arange(32)), "the first window sees everything before it"
+    assert int(reach[32:].min()) == 16 and int(reach[32:].max()) == 31  # window - stride ... window - 1
+    # the same rule as sliding_window_logits: a model that counts its own positions reports reach + 0
+    counted = []
+    for start, end in window_spans(128, 32, 16):
+        counted += list(range(max(len(counted), start) - start, end - start))
+    assert reach.tolist() == counted
+    assert torch.equal(window_reach(10, 32), torch.arange(10))
+    with pytest.raises(ValueError, match="stride"):
+        window_reach(100, 8, 9)

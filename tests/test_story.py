@@ -201,3 +201,14 @@ def test_scenes_are_told_in_the_present(floor: int) -> None:
         narration = QUOTED.sub('""', scene)  # quotations, and the quoted name "apple", become ""
         past = re.findall(rf'""\s*(?:{verbs})\b|\b(?:{verbs})\s+""', narration)
         assert not past, f"chapter {floor}'s scene narrates in the past tense: {past}"
+
+
+@pytest.mark.parametrize("floor", sorted(CHAPTERS))
+def test_no_one_is_named_in_an_opening_scene_before_their_floor(floor: int) -> None:
+    """A keeper met on a later floor is not named in an earlier chapter's opening scene (Pip once named the
+    roof's keepers on floor 5); a closing scene may hand them over."""
+    met = {keeper for f, entry in BIBLE["floors"].items() if f <= floor for keeper in entry.get("keepers", [])}
+    later = {keeper for f, entry in BIBLE["floors"].items() if f > floor for keeper in entry.get("keepers", [])} - met
+    opening = scenes(floor)[0]
+    for keeper in later:
+        assert not re.search(rf"\b{re.escape(keeper)}\b", opening), f"chapter {floor} names {keeper} before floor"

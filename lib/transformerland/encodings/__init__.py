@@ -1,5 +1,5 @@
-"""Positional encodings: sinusoidal, learned, rotary (RoPE) and its scaling recipes, ALiBi, and RoPE's variants
-(partial rotary and p-RoPE, axial 2D RoPE and resampled ViT tables, M-RoPE)."""
+"""Positional encodings: sinusoidal, learned, rotary (RoPE) and its scaling recipes, ALiBi, T5's relative bias
+buckets, and RoPE's variants (partial rotary and p-RoPE, axial 2D RoPE and resampled ViT tables, M-RoPE)."""
 
 from .alibi import alibi_bias, alibi_slopes
 from .axial import apply_axial_rotary, patch_grid, resample_position_table
@@ -39,6 +39,7 @@ from .sinusoidal import (
     tensor2tensor_encoding,
     tensor2tensor_frequencies,
 )
+from .t5_bias import T5RelativeBias, t5_relative_buckets
 
 __all__ = [
     "LAYOUTS",
@@ -47,6 +48,7 @@ __all__ = [
     "LearnedPositionalEmbedding",
     "SequenceTooLongError",
     "SinusoidalPositionalEncoding",
+    "T5RelativeBias",
     "alibi_bias",
     "alibi_slopes",
     "apply_axial_rotary",
@@ -79,6 +81,7 @@ __all__ = [
     "shift_rotation",
     "sinusoid_frequencies",
     "sinusoidal_encoding",
+    "t5_relative_buckets",
     "tensor2tensor_encoding",
     "tensor2tensor_frequencies",
     "with_rope_scaling",

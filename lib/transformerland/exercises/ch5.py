@@ -1,4 +1,4 @@
-"""Exercises of chapter 5, the Edge of the Map (extrapolation limits), as specs (words in ``ch5.toml``).
+"""Exercises of chapter 5, the Edge of the Map (extrapolation limits).
 
 * :data:`INTERPOLATE_TABLE` (ex-5-1): stretch a learned table to more rows.
 * :data:`STEPS_TO_REACH` (ex-5-3): read a fine-tuning curve: how many steps to a target loss.
@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
 import torch
 
 from ..remedies import interpolate_table, window_spans
-from .checking import Check
-from .spec import PUBLIC_SEED, Case, Exercise, chapter_data, compare, declared
+from .exercise import Call, Exact, Exercise, Kind, Slip, Tensor, call
 
 __all__ = [
     "EXERCISES",
@@ -28,59 +28,90 @@ __all__ = [
     "check_steps_to_reach",
 ]
 
-_DATA = chapter_data(__name__)
+# --- ex-5-1: stretch the ledger ------------------------------------------------------------------------
 
 
-def _table_cases(seed: int) -> list[Case]:
-    """A table whose rows change evenly (row p = p · direction + offset) stretched to 2L - 1 rows; a random
-    table stretched; the same random table asked for as many rows as it has."""
-    g, public = torch.Generator().manual_seed(500 + seed), seed == PUBLIC_SEED
-    rows = 4 if public else int(torch.randint(3, 7, (1,), generator=g))
+def _table_calls(r: random.Random | None) -> list[Call]:
+    """A table whose rows change evenly stretched to 2L - 1 rows; a random table stretched; the same random
+    table asked for as many rows as it has (``r`` None: the notebook's calls)."""
+    g = torch.Generator().manual_seed(500 if r is None else r.randrange(1, 10**9))
+    rows = 4 if r is None else r.randrange(3, 7)
     direction, offset = torch.tensor([1.0, -2.0, 0.5]), torch.tensor([0.0, 1.0, 2.0])
-    if not public:
+    if r is not None:
         direction, offset = torch.randn(3, generator=g), torch.randn(3, generator=g)
     even = torch.arange(float(rows))[:, None] * direction + offset  # (L, 3)
-    shape, new_len = ((5, 8), 13) if public else ((rows + 1, 8), int(torch.randint(8, 20, (1,), generator=g)))
-    rough = torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    return [
-        Case((even, 2 * rows - 1), tag="even"),
-        Case((rough, new_len), tag="rough"),
-        Case((rough, shape[0]), tag="same"),
-    ]
+    shape, new_len = ((5, 8), 13) if r is None else ((rows + 1, r.choice([6, 10])), r.randrange(8, 20))
+    rough = torch.randn(*shape, generator=g, dtype=torch.float64)
+    return [call(even, 2 * rows - 1), call(rough, new_len), call(rough, shape[0])]
 
 
-def _judge_table(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
-    """A random table: close to the reference. The table whose rows change evenly: its shape, dtype, finite
-    values and ends, then even steps, the hint naming what the answer did instead."""
-    table, new_len = case.args
-    rows, width = table.shape
-    got = check.tensor(got, spec.say("tensor_hint"), returned=spec.say("returned", rows=rows, new_len=new_len))
-    if case.tag != "even":
-        compare(check, spec, case, got.double(), expected)
-        return
-    shape = tuple(got.shape)
-    check.that(shape == (new_len, width), *spec.said("shape", table=(rows, width), new_len=new_len, got=shape))
-    check.that(got.dtype == table.dtype, *spec.said("dtype", got=got.dtype, table=table.dtype))
-    check.that(bool(torch.isfinite(got).all()), *spec.said("finite"))
-    ends = torch.allclose(got[0], table[0], atol=1e-5) and torch.allclose(got[-1], table[-1], atol=1e-5)
-    kept = torch.allclose(got[:rows], table, atol=1e-5)  # the old rows first, unchanged: extended, not stretched
-    check.that(ends, spec.say("ends"), spec.say("extends_hint" if kept else "ends_hint"))
-    scaled = (torch.arange(float(new_len)) * rows / new_len)[:, None] * (table[1] - table[0]) + table[0]
-    if torch.allclose(got[:-1], scaled[:-1], atol=1e-5):
-        hint = "scaled_hint"
-    elif torch.allclose(got[::2], table, atol=1e-5):
-        hint = "nearest_hint"
-    else:
-        hint = "uneven_hint"
-    check.that(torch.allclose(got, expected, atol=1e-5), spec.say("uneven"), spec.say(hint))
+def _at(table: torch.Tensor, where: torch.Tensor) -> torch.Tensor:
+    """Rows of ``table`` blended linearly at the fractional old positions ``where``, clamped to the table."""
+    where = where.clamp(0, table.shape[0] - 1)
+    below = where.floor().long()
+    above = (below + 1).clamp(max=table.shape[0] - 1)
+    weight = (where - below).to(table.dtype)[:, None]
+    return (1 - weight) * table[below] + weight * table[above]
 
 
-INTERPOLATE_TABLE = declared(_DATA, "ex-5-1", reference=interpolate_table, cases=_table_cases, judge=_judge_table)
+def _judge_table(got: Any, expected: Any, one: Call) -> Slip | None:
+    """The table's dtype must be kept (the comparison alone would let a float32 answer pass for float64)."""
+    table = one.args[0]
+    if isinstance(got, torch.Tensor) and got.is_floating_point() and got.dtype != table.dtype:
+        return Slip(
+            says="the result's dtype is not the table's.",
+            then="a weight computed in another dtype changes the result's: compute it in the table's.",
+        )
+    return None
+
+
+def _extended(got: Any, table: torch.Tensor, new_len: int) -> bool:
+    got = torch.as_tensor(got)
+    rows = table.shape[0]
+    return new_len > rows and got.shape[0] == new_len and torch.allclose(got[:rows].double(), table.double())
+
+
+INTERPOLATE_TABLE = Exercise(
+    "ex-5-1",
+    "my_interpolate_table",
+    checker="check_interpolate_table",
+    what="position-table interpolation",
+    reference=interpolate_table,
+    public=_table_calls(None),
+    hidden=_table_calls,
+    answer=Tensor(atol=1e-6, rtol=1e-5),
+    judge=_judge_table,
+    slips=[
+        Slip(
+            when=_extended,
+            says="the first rows are the old table, unchanged, and the rest are new: that extends the table.",
+            then="interpolation spreads the old rows over the whole new range: where does the last new row stand?",
+        ),
+        Slip(
+            lambda table, new_len: _at(table, torch.arange(new_len, dtype=torch.float64) * table.shape[0] / new_len),
+            says="your last new row is not the last old row: the stretched range runs past the trained rows.",
+            then="at which old position does your last new row stand? It should be the last trained one.",
+        ),
+        Slip(
+            lambda table, new_len: table[
+                torch.linspace(0, table.shape[0] - 1, new_len, dtype=torch.float64).round().long()
+            ],
+            says="the new rows between old positions copy the nearest old row instead of blending the two around them.",
+            then="a row a quarter of the way from old row p to p + 1 is mostly row p and a little row p + 1.",
+        ),
+    ],
+    otherwise=Slip(
+        says="work out one new row by hand: its old position, the two old rows around it, and its weight.",
+        then="check that you blend along the positions (dim 0), and that the first and last rows stay put.",
+    ),
+)
+
+# --- ex-5-3: steps to a target loss ----------------------------------------------------------------------
 
 
 def _steps(losses: Sequence[float], target: float, window: int, start: int = 0) -> int | None:
-    """The first step ``t`` whose window ``losses[t - window + start : t + start]`` averages at or below ``target``
-    (a ``start`` above 0, the window shifted forward, is a slip)."""
+    """The first step ``t`` whose window ``losses[t - window + start : t + start]`` averages at or below
+    ``target`` (a ``start`` above 0, the window shifted forward, is a slip)."""
     for step in range(window, len(losses) + 1):
         piece = losses[step - window + start : step + start]
         if len(piece) == window and sum(piece) / window <= target:
@@ -88,49 +119,90 @@ def _steps(losses: Sequence[float], target: float, window: int, start: int = 0) 
     return None
 
 
-def _steps_cases(seed: int) -> list[Case]:
+def _steps_calls(r: random.Random | None) -> list[Call]:
     """A falling curve (window 1); a noisy one with a low outlier; the target reached at the last step; never;
-    a curve shorter than the window."""
-    draw, public = random.Random(seed), seed == PUBLIC_SEED
-    drop = 0.1 if public else draw.choice([0.05, 0.1, 0.2])
-    falling = [round(2.0 - drop * i, 6) for i in range(10 if public else draw.randrange(8, 14))]
-    target = 1.5 if public else round(falling[len(falling) // 2] + drop / 2, 6)
-    dip = 1 if public else draw.randrange(1, 3)
-    last = 3 if public else draw.randrange(2, 5)
-    problem = STEPS_TO_REACH.say("falling", falling[0], falling[1], falling[-1], target, got="{got}")
+    a curve shorter than the window (``r`` None: the notebook's calls)."""
+    drop = 0.1 if r is None else r.choice([0.05, 0.2, 0.15])
+    falling = [round(2.0 - drop * i, 6) for i in range(10 if r is None else r.randrange(8, 14))]
+    target = 1.5 if r is None else round(falling[len(falling) // 2] + drop / 2, 6)
+    dip = 1 if r is None else r.randrange(1, 3)
+    last = 3 if r is None else r.randrange(2, 5)
     return [
-        Case((falling, target, 1), problem=problem, tag="falling"),
-        Case(([2.0] * dip + [1.0] + [2.0] * 2 + [1.4] * 6, 1.5, 3), tag="noisy"),
-        Case(([2.0] * last + [1.0] * 3, 1.3, 4), tag="last"),
-        Case(([2.0, 1.9, 1.8], 1.0, 2), tag="never"),
-        Case(([1.0, 1.0], 1.5, 5), tag="short"),
+        call(falling, target, 1),
+        call([2.0] * dip + [1.0] + [2.0] * 2 + [1.4] * 6, 1.5, 3),
+        call([2.0] * last + [1.0] * 3, 1.3, 4),
+        call([2.0, 1.9, 1.8], 1.0, 2),
+        call([1.0, 1.0], 1.5, 5),
     ]
 
 
-def _steps_slips(losses: Sequence[float], target: float, window: int) -> dict[str, int | None]:
-    """The slips' answers; an index off by one only where the target is reached (a slip may answer None too)."""
-    right = _steps(losses, target, window)
-    slips = {
-        "length": len(losses),
-        "unsmoothed": _steps(losses, target, 1),
-        "ahead": _steps(losses, target, window, start=window - 1),
-    }
-    return slips if right is None else {"index": right - 1, **slips}
+def _a_step(got: object) -> bool:
+    return isinstance(got, int) and not isinstance(got, bool)
 
 
-STEPS_TO_REACH = declared(_DATA, "ex-5-3", reference=_steps, cases=_steps_cases, slips=_steps_slips)
+STEPS_TO_REACH = Exercise(
+    "ex-5-3",
+    "my_steps_to_reach",
+    checker="check_steps_to_reach",
+    what="steps to reach a target loss",
+    reference=_steps,
+    public=_steps_calls(None),
+    hidden=_steps_calls,
+    answer=Exact(),
+    slips=[
+        Slip(
+            when=lambda got, *args: got is not None and not _a_step(got),
+            says="the answer is a number of steps (a Python int), or None when the target is never reached.",
+            then="int(…) turns a tensor's single entry into a Python int.",
+        ),
+        Slip(
+            when=lambda got, *args: got is not None and _steps(*args) is None,
+            says="no window's mean reaches the target on this curve: the answer is None.",
+            then="what does your function return when its search finds nothing?",
+        ),
+        Slip(
+            when=lambda got, *args: got is None,
+            says="the target is reached on this curve, but your search misses it.",
+            then="does your search reach the window that ends at the last entry of the curve?",
+        ),
+        Slip(
+            lambda losses, target, window: _steps(losses, target, window) - 1,
+            says="that is one less than the step: an index counted from 0.",
+            then="losses[i] was measured at step i + 1: which step does your index stand for?",
+        ),
+        Slip(
+            lambda losses, target, window: _steps(losses, target, 1),
+            says="your step counts a single low loss: one lucky batch is not a recovered model.",
+            then="compare the mean of the last `window` losses with the target, not one loss.",
+        ),
+        Slip(
+            lambda losses, target, window: _steps(losses, target, window, start=window - 1),
+            says="your window looks ahead: at step t it holds losses after t.",
+            then="the window that ends at step t holds the `window` losses measured up to step t.",
+        ),
+        Slip(
+            lambda losses, target, window: len(losses),
+            says="that is the length of the curve, not the first step at which the target is reached.",
+        ),
+    ],
+    otherwise=Slip(
+        says="walk along the curve by hand and find the first step whose window mean is at or below the target.",
+        then="a step t counts once the mean of losses[t - window : t] is at or below the target.",
+    ),
+)
+
+# --- ex-5-4: sliding windows -------------------------------------------------------------------------------
 
 
-def _windows_hidden(seed: int) -> list[tuple[int, int, int]]:
-    draw = random.Random(seed)
-    window = draw.choice([8, 16, 32])
+def _windows_hidden(r: random.Random) -> list[Call]:
+    window = r.choice([8, 16, 32])
     return [
-        (draw.randrange(2 * window, 4 * window), window, window // 2),
-        (draw.randrange(1000, 3000), 512, draw.choice([128, 256])),
-        (draw.randrange(window + 1, 3 * window), window, window),
-        (window + 1, window, draw.randrange(2, window // 2)),
-        (draw.randrange(1, window), window, window // 2),
-        (window, window, window // 2),
+        call(r.randrange(2 * window, 4 * window), window, window // 2),
+        call(r.randrange(1000, 3000), 512, r.choice([128, 256])),
+        call(r.randrange(window + 1, 3 * window), window, window),
+        call(window + 1, window, r.randrange(2, window // 2)),
+        call(r.randrange(1, window), window, window // 2),
+        call(window, window, window // 2),
     ]
 
 
@@ -139,30 +211,74 @@ def _is_span(span: object) -> bool:
     return whole and all(isinstance(v, int) and not isinstance(v, bool) for v in span)
 
 
-def _judge_windows(check: Check, spec: Exercise, case: Case, spans: Any, expected: Any) -> None:
-    """Any covering that fits passes (the windows need not be the reference's): the properties, one by one."""
-    length, window, stride = case.args
-    fields = {"call": f"fn{case.shown()}", "length": length, "window": window, "stride": stride}  # for every text
-    listed = isinstance(spans, list | tuple) and len(spans) > 0 and all(_is_span(s) for s in spans)
-    check.that(listed, *spec.said("not_spans", spans=spans, **fields))
+def _judge_windows(spans: Any, expected: Any, one: Call) -> Slip | None:
+    """Any covering that fits passes (the windows need not be the reference's): its properties, one by one."""
+    length, window, stride = one.args
+    if not (isinstance(spans, list | tuple) and len(spans) > 0 and all(_is_span(s) for s in spans)):
+        return Slip(
+            says="it did not return a list of (start, end) pairs of ints.",
+            then="return a list of tuples (start, end), with end excluded, as Python slices use them.",
+        )
     spans = [tuple(s) for s in spans]
-    outside = [s for s in spans if not 0 <= s[0] < s[1] <= length]
-    check.that(not outside, *spec.said("outside", outside=outside[:1], **fields))
-    wide = [s for s in spans if s[1] - s[0] > window]
-    check.that(not wide, *spec.said("wide", wide=wide[:1], **fields))
-    covered = spans[0][0] == 0 and spans[-1][1] == length
-    check.that(covered, *spec.said("uncovered", first=spans[0][0], last=spans[-1][1], **fields))
+    if any(not 0 <= start < end <= length for start, end in spans):
+        return Slip(
+            says="a window runs outside 0 … {length}, or is empty.",
+            then="no window may end after `length`: there are no tokens there.",
+        )
+    if any(end - start > window for start, end in spans):
+        return Slip(
+            says="a window is longer than {window} positions.",
+            then="a longer window is exactly the input the model refuses.",
+        )
+    if spans[0][0] != 0 or spans[-1][1] != length:
+        return Slip(
+            says="the windows do not run from 0 to {length}: some tokens are left out.",
+            then="keep adding windows until one ends exactly at `length` (the last may be shorter, or start"
+            " earlier so that it is full).",
+        )
     if length <= window:
-        check.that(len(spans) == 1, *spec.said("split", count=len(spans), **fields))
-        return
-    starts = [s for s, _ in spans]
-    check.that(all(a < b for a, b in pairwise(starts)), *spec.said("backwards", spans=spans, **fields))
-    overlap = min(end_a - start_b for (_, end_a), (start_b, _) in pairwise(spans))
-    check.that(overlap >= window - stride, *spec.said("overlap", overlap=overlap, shared=window - stride, **fields))
-    check.that(all(b - a <= stride for a, b in pairwise(starts)), *spec.said("gap", spans=spans, **fields))
+        if len(spans) != 1:
+            return Slip(says="an input of {length} tokens fits one window of {window}, but you split it.")
+        return None
+    starts = [start for start, _ in spans]
+    if not all(a < b for a, b in pairwise(starts)):
+        return Slip(
+            says="the windows do not move forward.",
+            then="each window starts after the one before: a repeated window costs a forward pass and adds nothing.",
+        )
+    if min(end_a - start_b for (_, end_a), (start_b, _) in pairwise(spans)) < window - stride:
+        return Slip(
+            says="two consecutive windows share fewer positions than window − stride.",
+            then="move each window on by `stride`, not by `window`: the overlap gives a new window's first tokens"
+            " their context.",
+        )
+    if any(b - a > stride for a, b in pairwise(starts)):
+        return Slip(
+            says="a window starts more than {stride} positions after the one before.",
+            then="start each window `stride` positions after the previous one.",
+        )
+    return None
 
 
-SLIDING_WINDOWS = declared(_DATA, "ex-5-4", reference=window_spans, hidden=_windows_hidden, judge=_judge_windows)
+@dataclass(frozen=True)
+class _Covering(Kind):
+    """Any answer the judge let through is right: a covering need not be the reference's own."""
+
+    def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
+        return None
+
+
+SLIDING_WINDOWS = Exercise(
+    "ex-5-4",
+    "my_windows",
+    checker="check_sliding_windows",
+    what="sliding windows",
+    reference=window_spans,
+    public=[call(20, 8, 4), call(1300, 512, 256), call(17, 8, 8), call(9, 8, 3), call(5, 8, 4), call(8, 8, 4)],
+    hidden=_windows_hidden,
+    answer=_Covering(),
+    judge=_judge_windows,
+)
 
 #: Every exercise of the chapter with a checker, in order.
 EXERCISES = [INTERPOLATE_TABLE, STEPS_TO_REACH, SLIDING_WINDOWS]

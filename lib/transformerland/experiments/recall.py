@@ -81,3 +81,22 @@ class LookupTask:
         position = torch.arange(length)
         mask = (position >= entries) & ((position - entries) % 2 == 0)  # inputs that are questions
         return Batch(tokens[:, :-1], tokens[:, 1:], mask.expand(batch_size, length).clone())
+
+    def entry_distances(self, batch: Batch) -> torch.Tensor:
+        """How far back each question's entry stands: ``(B, T)`` ``torch.long``, ``-1`` where nothing is scored.
+
+        At a scored input position ``p`` (a question) the entry that holds the asked key stands at
+        position ``e`` of the table; the entry is ``p - e`` tokens back. ``batch``: one of this task's
+        samples (its inputs' first ``T // 2`` tokens are the table).
+        """
+        if not isinstance(batch, Batch):
+            raise TypeError(f"batch must be a transformerland.tasks.Batch from sample(), got {type(batch).__name__}.")
+        inputs, entries = batch.inputs, batch.inputs.shape[1] // 2
+        question_base = self.n_keys * self.n_values
+        if entries < 1 or bool((inputs[:, :entries] >= question_base).any()):
+            raise ValueError("batch is not a LookupTask sample: its first half must be the table's entries.")
+        keys = inputs[:, :entries] // self.n_values  # (B, P): the key of each entry
+        asked = (inputs - question_base).clamp(min=0)  # (B, T): the key a question asks (junk elsewhere)
+        where = (asked[:, :, None] == keys[:, None, :]).float().argmax(-1)  # (B, T): the entry holding it
+        distances = torch.arange(inputs.shape[1], device=inputs.device) - where
+        return torch.where(batch.mask, distances, torch.full_like(distances, -1))

@@ -4,7 +4,8 @@ A model trained on sequences of ``L`` tokens meets a longer input. Each remedy i
 function:
 
 * cut the input down to what fits: :func:`truncate`;
-* read it in overlapping pieces that fit: :func:`window_spans` and :func:`sliding_window_logits`;
+* read it in overlapping pieces that fit: :func:`window_spans` and :func:`sliding_window_logits` (how far
+  back each of its predictions sees: :func:`window_reach`);
 * stretch a learned position table over the longer range, so that every new position falls
   between two trained rows: :func:`interpolate_table` (the position-interpolation idea of
   Chen et al., 2023, applied to a table of rows);
@@ -46,6 +47,7 @@ __all__ = [
     "prefix_losses",
     "sliding_window_logits",
     "truncate",
+    "window_reach",
     "window_spans",
     "with_position_table",
 ]
@@ -145,6 +147,20 @@ def sliding_window_logits(
         pieces.append(logits[:, done - start :])
         done = end
     return torch.cat(pieces, dim=1)
+
+
+def window_reach(length: int, window: int, stride: int | None = None) -> torch.Tensor:
+    """How far back each prediction of :func:`sliding_window_logits` can see: ``(length,)`` ``torch.long``.
+
+    Entry ``t`` is ``t - start``, where ``start`` is the first position of the window that predicts
+    position ``t``: the token ``d`` positions before ``t`` is in that window when ``d <= reach[t]``.
+    Arguments as in :func:`window_spans`.
+    """
+    reach, done = torch.empty(require_positive_int(length, "length"), dtype=torch.long), 0
+    for start, end in window_spans(length, window, stride):
+        reach[done:end] = torch.arange(done, end) - start
+        done = end
+    return reach
 
 
 def interpolate_table(table: torch.Tensor, new_len: int) -> torch.Tensor:
