@@ -6,7 +6,7 @@ import pytest
 import torch
 from transformerland.exercises.ch9 import (
     EXERCISES,
-    check_kv_cache_ratio,
+    check_break_even_heads,
     check_longrope_frequencies,
     check_mrope_position_ids,
     check_partial_frequencies,
@@ -55,50 +55,75 @@ def longrope_switch_at_original(head_dim, base, short, long, original, seq_len):
 # ex-9-3 ------------------------------------------------------------------------------------------
 
 
-def mrope_ids(before, h, w, after):
+def mrope_ids(before, frames, h, w, after):
     text = torch.arange(before).expand(3, before)
-    rows, cols = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
-    image = torch.stack([torch.zeros(h * w, dtype=torch.long), rows.flatten(), cols.flatten()]) + before
-    start = int(image.max()) + 1
-    return torch.cat([text, image, torch.arange(start, start + after).expand(3, after)], dim=1)
+    t, rows, cols = torch.meshgrid(torch.arange(frames), torch.arange(h), torch.arange(w), indexing="ij")
+    grid = torch.stack([t.flatten(), rows.flatten(), cols.flatten()]) + before
+    start = int(grid.max()) + 1
+    return torch.cat([text, grid, torch.arange(start, start + after).expand(3, after)], dim=1)
 
 
-def mrope_ids_counting_tokens(before, h, w, after):
-    ids = mrope_ids(before, h, w, after)
-    ids[:, before + h * w :] = torch.arange(before + h * w, before + h * w + after)
+def mrope_ids_counting_tokens(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    end = before + frames * h * w
+    ids[:, end:] = torch.arange(end, end + after)
     return ids
 
 
-def mrope_ids_from_zero(before, h, w, after):
-    ids = mrope_ids(before, h, w, after)
-    ids[1:, before : before + h * w] -= before
+def mrope_ids_from_zero(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    ids[1:, before : before + frames * h * w] -= before
     return ids
 
 
-def mrope_ids_column_major(before, h, w, after):
-    ids = mrope_ids(before, h, w, after)
-    k = torch.arange(h * w)
-    ids[1, before : before + h * w], ids[2, before : before + h * w] = k % h + before, k // h + before
+def mrope_ids_column_major(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    k = torch.arange(h * w).repeat(frames)
+    grid = slice(before, before + frames * h * w)
+    ids[1, grid], ids[2, grid] = k % h + before, k // h + before
+    return ids
+
+
+def mrope_ids_image_rule_for_video(before, frames, h, w, after):
+    """An image's rule applied to every frame: time stays at p."""
+    ids = mrope_ids(before, 1, h, w, 0)
+    grid = ids[:, before:].repeat(1, frames)
+    start = before + max(h, w)
+    return torch.cat([ids[:, :before], grid, torch.arange(start, start + after).expand(3, after)], dim=1)
+
+
+def mrope_ids_resume_after_space(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    end = before + frames * h * w
+    ids[:, end:] = torch.arange(after) + before + max(h, w)
     return ids
 
 
 # ex-9-4 ------------------------------------------------------------------------------------------
 
 
-def ratio(n_heads, head_dim, rank, rope):
-    return 2 * n_heads * head_dim / (rank + rope)
+def heads(head_dim, rank, rope):
+    return (rank + rope) // (2 * head_dim) + 1
 
 
-def ratio_without_values(n_heads, head_dim, rank, rope):
-    return n_heads * head_dim / (rank + rope)
+def heads_at_least(head_dim, rank, rope):
+    return -(-(rank + rope) // (2 * head_dim))
 
 
-def ratio_rope_per_head(n_heads, head_dim, rank, rope):
-    return 2 * n_heads * head_dim / (rank + n_heads * rope)
+def heads_without_values(head_dim, rank, rope):
+    return (rank + rope) // head_dim + 1
 
 
-def ratio_without_rope(n_heads, head_dim, rank, rope):
-    return 2 * n_heads * head_dim / rank
+def heads_rope_per_head(head_dim, rank, rope):
+    return rank // (2 * head_dim - rope) + 1
+
+
+def heads_without_rope(head_dim, rank, rope):
+    return rank // (2 * head_dim) + 1
+
+
+def heads_as_float(head_dim, rank, rope):
+    return float(heads(head_dim, rank, rope))
 
 
 def stub(*args):
@@ -111,7 +136,7 @@ def stub(*args):
         (check_partial_frequencies, partial),
         (check_longrope_frequencies, longrope),
         (check_mrope_position_ids, mrope_ids),
-        (check_kv_cache_ratio, ratio),
+        (check_break_even_heads, heads),
     ],
 )
 def test_reference_passes(checker, solution, verdict) -> None:
@@ -122,18 +147,22 @@ def test_reference_passes(checker, solution, verdict) -> None:
 @pytest.mark.parametrize(
     ("checker", "wrong", "words"),
     [
-        (check_partial_frequencies, partial_over_head, "rotated width r"),
-        (check_partial_frequencies, partial_without_two, "used -i/r"),
+        (check_partial_frequencies, partial_over_head, "which width the exponent"),
+        (check_partial_frequencies, partial_without_two, "what i counts"),
         (check_partial_frequencies, partial_all_pairs, "one frequency per rotated pair"),
-        (check_longrope_frequencies, longrope_multiplied, "divide the frequencies"),
-        (check_longrope_frequencies, longrope_switch_at_original, "including the original length"),
-        (check_mrope_position_ids, mrope_ids_counting_tokens, "counts positions, not tokens"),
-        (check_mrope_position_ids, mrope_ids_from_zero, "start at p"),
-        (check_mrope_position_ids, mrope_ids_column_major, "row-major"),
-        (check_kv_cache_ratio, ratio_without_values, "a key and a value"),
-        (check_kv_cache_ratio, ratio_rope_per_head, "shared by all heads"),
-        (check_kv_cache_ratio, ratio_without_rope, "d_c + d_R"),
-        (check_kv_cache_ratio, stub, "NotImplementedError"),
+        (check_longrope_frequencies, longrope_multiplied, "what a stretch factor does"),
+        (check_longrope_frequencies, longrope_switch_at_original, "which list applies"),
+        (check_mrope_position_ids, mrope_ids_counting_tokens, "counts positions"),
+        (check_mrope_position_ids, mrope_ids_from_zero, "where the grid starts"),
+        (check_mrope_position_ids, mrope_ids_column_major, "the order in which the patches are read"),
+        (check_mrope_position_ids, mrope_ids_image_rule_for_video, "what the time axis is for"),
+        (check_mrope_position_ids, mrope_ids_resume_after_space, "which axis reaches furthest"),
+        (check_break_even_heads, heads_at_least, "the boundary of your comparison"),
+        (check_break_even_heads, heads_without_values, "what multi-head attention keeps per head"),
+        (check_break_even_heads, heads_rope_per_head, "how many rotary keys"),
+        (check_break_even_heads, heads_without_rope, "everything MLA keeps"),
+        (check_break_even_heads, heads_as_float, "not a whole number of heads"),
+        (check_break_even_heads, stub, "NotImplementedError"),
     ],
 )
 def test_typical_mistakes_fail_with_their_hint(checker, wrong, words, verdict) -> None:

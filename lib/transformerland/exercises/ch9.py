@@ -2,8 +2,8 @@
 
 * ex-9-1 :data:`PARTIAL_FREQUENCIES`: partial rotary's frequencies, spaced over the rotated width.
 * ex-9-2 :data:`LONGROPE_FREQUENCIES`: LongRoPE's per-pair factors, switched past the original length.
-* ex-9-3 :data:`MROPE_POSITION_IDS`: Qwen2-VL's three position ids for text, an image, and text.
-* ex-9-4 :data:`KV_CACHE_RATIO`: how many times smaller MLA's cache is than multi-head attention's.
+* ex-9-3 :data:`MROPE_POSITION_IDS`: Qwen2-VL's three position ids for text, an image or a video, and text.
+* ex-9-4 :data:`BREAK_EVEN_HEADS`: the fewest heads for which multi-head attention caches more than MLA.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from .checking import Check
 from .spec import PUBLIC_SEED, Case, Exercise, chapter_data, declared, tensor_answer
 
 __all__ = [
+    "BREAK_EVEN_HEADS",
     "EXERCISES",
-    "KV_CACHE_RATIO",
     "LONGROPE_FREQUENCIES",
     "MROPE_POSITION_IDS",
     "PARTIAL_FREQUENCIES",
-    "check_kv_cache_ratio",
+    "check_break_even_heads",
     "check_longrope_frequencies",
     "check_mrope_position_ids",
     "check_partial_frequencies",
@@ -94,26 +94,40 @@ LONGROPE_FREQUENCIES = declared(
 
 
 def _mrope_cases(seed: int) -> list[Case]:
-    """Text, an image of h × w merged patches, text: a wide image, a tall one, a single patch."""
+    """Text, a grid of frames × h × w merged patches, text: an image, a video, a video longest in time, one patch."""
     generator = torch.Generator().manual_seed(930 + seed)
     a, b, c = (int(v) for v in torch.randint(1, 6, (3,), generator=generator))
-    a += 0 if seed == PUBLIC_SEED else 5  # the grader's wide case is never the notebook's
-    return [Case((a, 2, 3, 2), tag="wide"), Case((b, 4, 2, c), tag="tall"), Case((2, 1, 1, 1), tag="single")]
+    a += 0 if seed == PUBLIC_SEED else 5  # the grader's image case is never the notebook's
+    return [
+        Case((a, 1, 2, 3, 2), tag="image"),
+        Case((b, 2, 3, 4, c), tag="video"),
+        Case((2, 5, 2, 3, 1), tag="long_video"),
+        Case((2, 1, 1, 1, 1), tag="single"),
+    ]
 
 
-def _mrope_reference(text_before: int, grid_h: int, grid_w: int, text_after: int) -> torch.Tensor:
-    return mrope_position_ids([("text", text_before), ("image", (1, grid_h, grid_w)), ("text", text_after)])
+def _mrope_reference(text_before: int, frames: int, grid_h: int, grid_w: int, text_after: int) -> torch.Tensor:
+    return mrope_position_ids([("text", text_before), ("image", (frames, grid_h, grid_w)), ("text", text_after)])
 
 
-def _mrope_slips(before: int, h: int, w: int, after: int) -> dict[str, torch.Tensor]:
-    right = _mrope_reference(before, h, w, after)
-    image = slice(before, before + h * w)
-    counted, swapped, unshifted = right.clone(), right.clone(), right.clone()
-    counted[:, image.stop :] = torch.arange(image.stop, image.stop + after)
-    rows, cols = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="xy")  # column-major walk
-    swapped[1, image], swapped[2, image] = rows.flatten() + before, cols.flatten() + before
-    unshifted[1:, image] -= before
-    return {"counted_tokens": counted, "column_major": swapped, "from_zero": unshifted}
+def _mrope_slips(before: int, t: int, h: int, w: int, after: int) -> dict[str, torch.Tensor]:
+    right = _mrope_reference(before, t, h, w, after)
+    grid = slice(before, before + t * h * w)
+    counted, swapped, unshifted, still, short = (right.clone() for _ in range(5))
+    counted[:, grid.stop :] = torch.arange(grid.stop, grid.stop + after)
+    k = torch.arange(h * w)  # column-major walk within each frame
+    swapped[1, grid], swapped[2, grid] = (k % h).repeat(t) + before, (k // h).repeat(t) + before
+    unshifted[1:, grid] -= before
+    still[0, grid] = before
+    still[:, grid.stop :] = torch.arange(after) + before + max(h, w)
+    short[:, grid.stop :] = torch.arange(after) + before + max(h, w)
+    return {
+        "counted_tokens": counted,
+        "column_major": swapped,
+        "from_zero": unshifted,
+        "time_still": still,
+        "resume_ignores_time": short,
+    }
 
 
 def _judge_ids(check: Check, spec: Exercise, case: Case, got: Any, expected: torch.Tensor) -> None:
@@ -127,37 +141,47 @@ MROPE_POSITION_IDS = declared(
 )
 
 
-def _ratio_cases(seed: int) -> list[Case]:
-    """DeepSeek-V3's attention, a smaller one, and one drawn from the seed."""
+def _heads_cases(seed: int) -> list[Case]:
+    """DeepSeek-V3's sizes, a head width drawn from the seed, then two ties (the caches equal at some count)."""
     generator = torch.Generator().manual_seed(940 + seed)
-    heads = int(torch.randint(4, 64, (1,), generator=generator))
-    heads += 0 if seed == PUBLIC_SEED else 64  # the grader's head count is never the notebook's
+    head_dim = 8 * int(torch.randint(3, 12, (1,), generator=generator))
+    head_dim += 0 if seed == PUBLIC_SEED else 96  # the grader's head width is never the notebook's
     return [
-        Case((128, 128, 512, 64), tag="deepseek_v3"),
-        Case((16, 128, 512, 64), tag="sixteen_heads"),
-        Case((heads, 64, 256, 32), tag="drawn"),
+        Case((128, 512, 64), tag="deepseek_v3"),
+        Case((head_dim, 256, 32), tag="drawn"),
+        Case((24, 512, 64), tag="tie"),
+        Case((16, 512, 64), tag="small_heads"),
     ]
 
 
-def _ratio_reference(n_heads: int, head_dim: int, kv_lora_rank: int, rope_dim: int) -> float:
-    mha = kv_cache_per_token("mha", n_layers=1, n_heads=n_heads, head_dim=head_dim)
-    return mha / kv_cache_per_token("mla", n_layers=1, kv_lora_rank=kv_lora_rank, rope_dim=rope_dim)
+def _fewest(more: Any, most: int = 4096) -> int | None:
+    """The smallest whole number ``1 <= n <= most`` for which ``more(n)`` holds, or ``None``."""
+    return next((n for n in range(1, most + 1) if more(n)), None)
 
 
-def _ratio_slips(n_heads: int, head_dim: int, rank: int, rope: int) -> dict[str, float]:
-    return {
-        "no_values": n_heads * head_dim / (rank + rope),
-        "no_rope": 2 * n_heads * head_dim / rank,
-        "rope_per_head": 2 * n_heads * head_dim / (rank + n_heads * rope),
+def _heads_reference(head_dim: int, kv_lora_rank: int, rope_dim: int) -> int:
+    mla = kv_cache_per_token("mla", n_layers=1, kv_lora_rank=kv_lora_rank, rope_dim=rope_dim)
+    return _fewest(lambda n: kv_cache_per_token("mha", n_layers=1, n_heads=n, head_dim=head_dim) > mla)
+
+
+def _heads_slips(head_dim: int, rank: int, rope: int) -> dict[str, int]:
+    """Each slip's head count; one that no head count satisfies (a rotary key per head as wide as two heads'
+    keys and values) is left out."""
+    slips = {
+        "equal_counts": _fewest(lambda n: 2 * n * head_dim >= rank + rope),
+        "no_values": _fewest(lambda n: n * head_dim > rank + rope),
+        "no_rope": _fewest(lambda n: 2 * n * head_dim > rank),
+        "rope_per_head": _fewest(lambda n: 2 * n * head_dim > rank + n * rope),
     }
+    return {key: n for key, n in slips.items() if n is not None}
 
 
-KV_CACHE_RATIO = declared(_DATA, "ex-9-4", reference=_ratio_reference, cases=_ratio_cases, slips=_ratio_slips)
+BREAK_EVEN_HEADS = declared(_DATA, "ex-9-4", reference=_heads_reference, cases=_heads_cases, slips=_heads_slips)
 
 check_partial_frequencies = PARTIAL_FREQUENCIES.checker_function()
 check_longrope_frequencies = LONGROPE_FREQUENCIES.checker_function()
 check_mrope_position_ids = MROPE_POSITION_IDS.checker_function()
-check_kv_cache_ratio = KV_CACHE_RATIO.checker_function()
+check_break_even_heads = BREAK_EVEN_HEADS.checker_function()
 
 #: Every exercise of the chapter with a checker, in order.
-EXERCISES = [PARTIAL_FREQUENCIES, LONGROPE_FREQUENCIES, MROPE_POSITION_IDS, KV_CACHE_RATIO]
+EXERCISES = [PARTIAL_FREQUENCIES, LONGROPE_FREQUENCIES, MROPE_POSITION_IDS, BREAK_EVEN_HEADS]
