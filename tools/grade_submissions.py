@@ -9,7 +9,7 @@ For each ``*.ipynb`` under FOLDER:
    library, nothing else of this machine, limits on time, memory and output; then, still inside, each
    exercise's function is called on **hidden** cases (its spec's cases for a seed drawn for this run) and the
    answers come back as data;
-3. here, in the grader's own process, each exercise's spec (:mod:`transformerland.exercises.spec`) compares
+3. here, in the grader's own process, each exercise's declaration (:mod:`transformerland.exercises.exercise`) compares
    the answers with the reference computed here and decides. Printed text never counts.
 
 The CSV has one row per submission and expected exercise, whatever happened to the submission:
@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from transformerland.exercises.codec import decode, encode, from_bytes, to_bytes
-from transformerland.exercises.spec import Answer, Exercise
+from transformerland.exercises.codec import Answer, encode, from_bytes, to_bytes
+from transformerland.exercises.exercise import Exercise
 
 from tools import book
 from tools.exercises import checker_called, checkers, gates
@@ -156,31 +156,22 @@ def chapter_of(path: Path, cells: list[str] | None, chapters: list[Chapter]) -> 
 
 
 def job(chapter: Chapter, cells: list[str], seed: int, cell_timeout: int) -> dict[str, Any]:
-    """What the sandbox is sent: the cells, and for each exercise its function, forbids and hidden cases."""
+    """What the sandbox is sent: the cells, and for each exercise its function and hidden calls (inputs only)."""
     tensors: dict[str, Any] = {}
     exercises = []
     for label, spec in chapter.expected.items():
         if spec is None:
             continue
-        entry: dict[str, Any] = {"label": label, "function": spec.function, "forbids": list(spec.forbids)}
-        entry["cases"] = [
-            {"args": encode(case.args, tensors), "kwargs": encode(dict(case.kwargs), tensors)}
-            for case in spec.cases(seed)
+        calls = [
+            {
+                "args": encode(c.args, tensors),
+                "kwargs": encode(dict(c.kwargs), tensors),
+                "feeds": encode(c.feeds, tensors),
+            }
+            for c in spec.cases(seed)
         ]
-        if spec.probe is not None:  # the probe runs in the sandbox: it must be the library's own
-            entry["spec"] = _reference_to(spec)
-        exercises.append(entry)
+        exercises.append({"label": label, "function": spec.function, "cases": calls})
     return {"cells": cells, "cell_timeout": cell_timeout, "exercises": exercises, "tensors": to_bytes(tensors)}
-
-
-def _reference_to(spec: Exercise) -> str:
-    """``module:NAME`` of a spec defined at the top of a module of the library (for the sandbox to import): the
-    module that defines its probe, its chapter's."""
-    module = importlib.import_module(spec.probe.__module__)  # type: ignore[union-attr]
-    for name, value in vars(module).items():
-        if value is spec:
-            return f"{module.__name__}:{name}"
-    raise ValueError(f"{spec.label}: a spec with a probe must be a module-level name of the library.")
 
 
 def decide(spec: Exercise | None, entry: dict[str, Any] | None, tensors: dict, seed: int) -> tuple[str, str, str]:
@@ -197,19 +188,11 @@ def decide(spec: Exercise | None, entry: dict[str, Any] | None, tensors: dict, s
         return "ERROR", f"{spec.function} ran too long on the grader's cases and was stopped", ""
     try:
         calls = entry.get("calls", [])
-        answers = [_answer(call, tensors) for call in calls]
+        answers = [Answer.from_data(call, tensors) for call in calls]
         result = spec.grade(answers, seed)
     except Exception as error:  # odd data from the sandbox costs this exercise its verdict, not the whole file
         return "ERROR", f"the answers came back garbled ({type(error).__name__})", ""
     return ("PASSED" if result else "NOT YET"), result.message, result.hint
-
-
-def _answer(call: dict[str, Any], tensors: dict) -> Answer:
-    fields = {key: call.get(key, default) for key, default in Answer().to_data().items()}
-    if not all(isinstance(fields[key], type(default)) for key, default in Answer().to_data().items()):
-        raise ValueError("an answer's fields have the wrong types")
-    after = decode(call.get("after"), tensors)
-    return Answer(value=decode(call.get("value"), tensors), after=tuple(after) if after else None, **fields)
 
 
 def student_of(path: Path, folder: Path) -> str:

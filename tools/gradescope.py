@@ -107,7 +107,9 @@ def results(rows: list[dict[str, str]], chapter: object, seconds: float, note: s
         output = f"{row['verdict']} · {row['message']}" + (f"\nHint: {row['hint']}" if row["hint"] else "")
         tests.append(
             {
-                "name": f"{row['exercise']}: {spec.what}" if spec is not None else row["exercise"] or "submission",
+                "name": f"{row['exercise']}: {spec.what or spec.function}"
+                if spec is not None
+                else row["exercise"] or "submission",
                 "number": row["exercise"].removeprefix("ex-").replace("-", "."),
                 "score": points if passed else 0.0,
                 "max_score": points,

@@ -21,8 +21,8 @@ Modules, one idea each:
 - :mod:`~transformerland.passkey`: passkey retrieval on such a model, plain and under each RoPE recipe;
 - :mod:`~transformerland.plotting`: one look for every figure;
 - :mod:`~transformerland.interactive`: figures a reader can turn (Vega-Altair, no kernel needed);
-- :mod:`~transformerland.exercises`: the checkers of the exercises, built on
-  :mod:`~transformerland.exercises.checking`;
+- :mod:`~transformerland.exercises`: the exercises, each one declaration
+  (:mod:`~transformerland.exercises.exercise`) for the notebook's checker and the grader;
 - :mod:`~transformerland.extras`: what a chapter's set-up cell brings beyond the library, at the library's floors.
 
 Bad input, everywhere the same way: every public function checks its arguments first, with one
