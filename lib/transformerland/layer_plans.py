@@ -13,38 +13,27 @@ five sliding-window layers of base 10,000 with one global layer of base 1,000,00
 :class:`~transformerland.model.TinyTransformer` built with ``position="rope"``.
 
 Chapter 9 compares five plans on four layers (:func:`compared_plans`): the published patterns and a
-control with every layer local. On a task that needs far context, chapter 5's lookup, the comparison
-is measured over seeds by ``benchmarks/layer_plans_lookup.py`` (:func:`lookup_sweep_accuracy` is one
-of its points) and shipped as a data file, read with :func:`load_lookup_sweep`.
+control with every layer local.
 """
 
 from __future__ import annotations
 
-import importlib.resources
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 from torch import nn
 
-from ._validation import require_choice, require_int, require_positive_float, require_positive_int
+from ._validation import require_choice, require_positive_float, require_positive_int
 from .attention import SelfAttention
-from .model import TinyTransformer, TransformerConfig
-from .recall import LookupTask
-from .training import evaluate, train
 
 __all__ = [
-    "LOOKUP_SWEEP",
     "LayerPlan",
     "PlannedSelfAttention",
     "apply_layer_plan",
     "compared_plans",
     "interleaved_plan",
-    "load_lookup_sweep",
     "local_global_plan",
-    "lookup_sweep_accuracy",
     "sliding_window_mask",
 ]
 
@@ -148,82 +137,19 @@ def apply_layer_plan(model: nn.Module, plan: Sequence[LayerPlan]) -> nn.Module:
     return model
 
 
-def compared_plans(window: int = 8, special: int = 3) -> dict[str, list[LayerPlan]]:
+def compared_plans(window: int = 8) -> dict[str, list[LayerPlan]]:
     """The five four-layer plans chapter 9 compares, by name; ``window`` is the local layers' window.
 
-    RoPE in every layer; SmolLM3's pattern (one layer without positions); Gemma 3's, three to one (three
-    local layers with base 10,000, one global layer with base 1,000,000); Llama 4's (three local layers
-    with RoPE, one global layer without positions); and a control with all four layers local, no global
-    layer. ``special`` is the index of the one layer that differs (NoPE or global): 3, the last, is where
-    "every fourth layer" puts it; 0 puts it first.
+    RoPE in every layer; SmolLM3's pattern (layer 4 without positions); Gemma 3's, three to one (layers
+    1-3 local with base 10,000, layer 4 global with base 1,000,000); Llama 4's (layers 1-3 local with
+    RoPE, layer 4 global without positions); and a control with all four layers local, no global layer.
     """
     window = require_positive_int(window, "window")
-    special = require_int(special, "special", low=0)
-    if special > 3:
-        raise ValueError(f"special must be the index of one of the four layers, 0 to 3; got {special}.")
     local = LayerPlan("rope", window=window)
-
-    def one_of_four(odd: LayerPlan, others: LayerPlan) -> list[LayerPlan]:
-        return [odd if i == special else others for i in range(4)]
-
     return {
         "RoPE everywhere": [LayerPlan()] * 4,
-        "SmolLM3: 3 RoPE + 1 NoPE": one_of_four(LayerPlan("none"), LayerPlan()),
-        "Gemma 3: 3 local + 1 global": one_of_four(LayerPlan("rope", 1e6), LayerPlan("rope", 1e4, window)),
-        "Llama 4: 3 local RoPE + 1 global NoPE": one_of_four(LayerPlan("none"), local),
+        "SmolLM3: 3 RoPE + 1 NoPE": interleaved_plan(4, 4),
+        "Gemma 3: 3 local + 1 global": local_global_plan(4, 4, window=window),
+        "Llama 4: 3 local RoPE + 1 global NoPE": [local] * 3 + [LayerPlan("none")],
         "all 4 local, no global layer": [local] * 4,
     }
-
-
-#: The lookup sweep's task, model and recipe: chapter 5's lookup (64 keys, 4 values), four-layer decoders
-#: of width 64 with four heads, windows of 8 and the one global (or NoPE) layer first, trained at 32 tokens
-#: for 300 steps and scored at 32, 64 and 128 tokens. ``"last"`` names the plans also run with that layer
-#: last, as the Markov experiment has it.
-LOOKUP_SWEEP: dict[str, Any] = {
-    "task": {"n_keys": 64, "n_values": 4},
-    "size": {"d_model": 64, "n_layers": 4, "n_heads": 4, "d_ff": 256, "max_len": 128},
-    "window": 8,
-    "special": 0,
-    "recipe": {"steps": 300, "length": 32, "batch_size": 32, "lr": 3e-3, "warmup": 60},
-    "eval_lengths": [32, 64, 128],
-    "eval": {"batch_size": 64, "n_batches": 2},
-    "last": ["Llama 4: 3 local RoPE + 1 global NoPE"],
-}
-
-
-def lookup_sweep_accuracy(plan: str, seed: int, steps: int | None = None, special: int | None = None) -> list[float]:
-    """One point of the lookup sweep: train ``plan`` (a name of :func:`compared_plans`) with ``seed``.
-
-    Returns the share of answers right at each of ``LOOKUP_SWEEP["eval_lengths"]``, on held-out
-    sequences that are the same for every plan. ``steps`` overrides the recipe's (a quick check);
-    ``special`` the place of the plan's one global or NoPE layer (default ``LOOKUP_SWEEP["special"]``).
-    """
-    where = LOOKUP_SWEEP["special"] if special is None else special
-    plans = compared_plans(LOOKUP_SWEEP["window"], where)
-    if plan not in plans:
-        raise ValueError(f"plan must be one of {sorted(plans)}, got {plan!r}.")
-    seed = require_int(seed, "seed", low=0)
-    recipe = dict(LOOKUP_SWEEP["recipe"])
-    if steps is not None:
-        recipe["steps"] = require_positive_int(steps, "steps")
-        recipe["warmup"] = min(recipe["warmup"], recipe["steps"] // 5)
-    task = LookupTask(**LOOKUP_SWEEP["task"])
-    config = TransformerConfig(task.vocab_size, position="rope", **LOOKUP_SWEEP["size"])
-    model = apply_layer_plan(TinyTransformer(config, seed=seed), plans[plan])
-    train(model, task, seed=seed, progress=False, device="cpu", **recipe)
-    return [
-        evaluate(model, task, length=n, device="cpu", **LOOKUP_SWEEP["eval"]).token_accuracy
-        for n in LOOKUP_SWEEP["eval_lengths"]
-    ]
-
-
-def load_lookup_sweep() -> dict[str, Any]:
-    """The lookup sweep measured by ``benchmarks/layer_plans_lookup.py`` and shipped with the library.
-
-    A dict with ``"setup"`` (:data:`LOOKUP_SWEEP` as it was run), ``"accuracy"`` (plan name → seed, as a
-    string → the shares right at each evaluation length), ``"accuracy_last"`` (the same for the plans of
-    ``setup["last"]`` with their global layer last) and ``"provenance"`` (commit, date, machine, versions,
-    command, seconds).
-    """
-    text = importlib.resources.files("transformerland").joinpath("data/layer_plans_lookup.json").read_text()
-    return json.loads(text)

@@ -114,7 +114,7 @@ def _factors(r: random.Random, pairs: int) -> tuple[list[float], list[float]]:
     return short, long
 
 
-_SHORT, _LONG = _factors(random.Random(920), 8)
+_SHORT, _LONG = ([round(x, 2) for x in factors] for factors in _factors(random.Random(920), 8))
 
 
 def _divided(
