@@ -14,11 +14,26 @@ def test_patch_grid_is_row_major() -> None:
 
 
 def test_axial_rotary_halves() -> None:
+    """The first half turns by the column (x), the second by the row (y), as RoPE-ViT's code orders them."""
     x = torch.randn(6, 16, dtype=torch.float64)
     rows, cols = patch_grid(2, 3)
     out = apply_axial_rotary(x, rows, cols)
-    torch.testing.assert_close(out[:, :8], apply_rotary(x[:, :8], rows, 100.0))
-    torch.testing.assert_close(out[:, 8:], apply_rotary(x[:, 8:], cols, 100.0))
+    torch.testing.assert_close(out[:, :8], apply_rotary(x[:, :8], cols, 100.0))
+    torch.testing.assert_close(out[:, 8:], apply_rotary(x[:, 8:], rows, 100.0))
+
+
+def test_axial_rotary_matches_rope_vit_complex_recipe() -> None:
+    """RoPE-ViT's recipe, written with complex numbers: d/4 frequencies base^(-4k/d) shared by both axes,
+    angles of the column then of the row, each multiplying a pair of adjacent dimensions read as one complex."""
+    d, height, width, base = 16, 3, 5, 100.0
+    x = torch.randn(height * width, d, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    step = torch.arange(height * width, dtype=torch.float64)
+    column, row = step % width, torch.div(step, width, rounding_mode="floor")
+    freqs = base ** (-torch.arange(0, d, 4, dtype=torch.float64) / d)  # (d/4,)
+    angles = torch.cat([torch.outer(column, freqs), torch.outer(row, freqs)], dim=-1)  # (T, d/2)
+    turned = torch.view_as_complex(x.reshape(-1, d // 2, 2).contiguous()) * torch.polar(torch.ones_like(angles), angles)
+    rows, cols = patch_grid(height, width)
+    torch.testing.assert_close(apply_axial_rotary(x, rows, cols, base), torch.view_as_real(turned).flatten(1))
 
 
 def test_scores_depend_on_the_2d_offset_only() -> None:

@@ -1,9 +1,11 @@
 """Chapter 9's comparisons between layer plans, checked over seeds 0, 1 and 2 (``make test-seeds``).
 
-The chapter trains four four-layer decoders once, with seed 0, on chapter 5's order-2 Markov source at 32
-tokens, and states how their losses at 32, 64, 128 and 256 tokens compare. These tests retrain them with the
-chapter's recipe on seeds 0-2 and hold each sentence to the margins the chapter asserts. The last test runs
-the experiment for two steps in the fast tier, so that a change to the library cannot break it unseen.
+The chapter trains five four-layer decoders once, with seed 0, on chapter 5's order-2 Markov source at 32
+tokens (the plans of :func:`~transformerland.layer_plans.compared_plans`: four published patterns and a
+control with every layer local), and states how their losses at 32, 64, 128 and 256 tokens compare. These
+tests retrain them with the chapter's recipe on seeds 0-2 and hold each sentence to the margins the chapter
+asserts. The last test runs the experiment for two steps in the fast tier, so that a change to the library
+cannot break it unseen.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from functools import cache
 
 import pytest
 import torch
-from transformerland.layer_plans import LayerPlan, apply_layer_plan, interleaved_plan, local_global_plan
+from transformerland.layer_plans import apply_layer_plan, compared_plans
 from transformerland.model import TinyTransformer, TransformerConfig
 from transformerland.tasks import MarkovTask
 from transformerland.training import evaluate, train
@@ -23,12 +25,8 @@ TRAIN_LENGTH = 32
 EVAL_LENGTHS = (32, 64, 128, 256)
 SIZE = {"d_model": 64, "n_layers": 4, "n_heads": 4, "d_ff": 256, "max_len": 256}
 LOCAL = 8
-PLANS = {
-    "rope": [LayerPlan()] * 4,
-    "smollm3": interleaved_plan(4, 4),
-    "gemma3": local_global_plan(4, 4, window=LOCAL),
-    "llama4": [LayerPlan("rope", window=LOCAL)] * 3 + [LayerPlan("none")],
-}
+NAMES = ("rope", "smollm3", "gemma3", "llama4", "local")
+PLANS = dict(zip(NAMES, compared_plans(window=LOCAL).values(), strict=True))
 
 
 @cache
@@ -74,8 +72,21 @@ def test_ch9_windowed_patterns_stay_flat(seed: int) -> None:
 @pytest.mark.slow
 @pytest.mark.seeds
 @pytest.mark.parametrize("seed", SEEDS)
+def test_ch9_the_global_layer_adds_nothing_on_the_markov_source(seed: int) -> None:
+    """The control with all four layers local is within 0.02 nats of both windowed patterns at every length."""
+    local, gemma, llama = losses("local", seed), losses("gemma3", seed), losses("llama4", seed)
+    assert all(abs(a - b) < 0.02 and abs(a - c) < 0.02 for a, b, c in zip(local, gemma, llama, strict=True)), (
+        local,
+        gemma,
+        llama,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.seeds
+@pytest.mark.parametrize("seed", SEEDS)
 def test_ch9_all_plans_alike_in_distribution(seed: int) -> None:
-    """At the training length the four plans are within 0.03 nats of each other."""
+    """At the training length the five plans are within 0.03 nats of each other."""
     at_32 = [losses(plan, seed)[0] for plan in PLANS]
     assert max(at_32) - min(at_32) < 0.03, at_32
 

@@ -1,16 +1,26 @@
-"""Chapter 9's checkers: each reference passes, and each typical slip fails with the hint that names it."""
+"""Chapter 9's checkers: each reference passes, each typical slip is named first and hinted at the second time."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from transformerland.exercises import exercise
 from transformerland.exercises.ch9 import (
+    BREAK_EVEN_HEADS,
     EXERCISES,
-    check_kv_cache_ratio,
+    LONGROPE_FREQUENCIES,
+    check_break_even_heads,
     check_longrope_frequencies,
     check_mrope_position_ids,
     check_partial_frequencies,
 )
+
+
+@pytest.fixture(autouse=True)
+def fresh_stages():
+    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
+    exercise._SEEN.clear()
+
 
 # ex-9-1 ------------------------------------------------------------------------------------------
 
@@ -52,53 +62,83 @@ def longrope_switch_at_original(head_dim, base, short, long, original, seq_len):
     return theta / torch.tensor(long if seq_len >= original else short, dtype=torch.float64)
 
 
+def longrope_lists_swapped(head_dim, base, short, long, original, seq_len):
+    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    return theta / torch.tensor(short if seq_len > original else long, dtype=torch.float64)
+
+
 # ex-9-3 ------------------------------------------------------------------------------------------
 
 
-def mrope_ids(before, h, w, after):
+def mrope_ids(before, frames, h, w, after):
     text = torch.arange(before).expand(3, before)
-    rows, cols = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
-    image = torch.stack([torch.zeros(h * w, dtype=torch.long), rows.flatten(), cols.flatten()]) + before
-    start = int(image.max()) + 1
-    return torch.cat([text, image, torch.arange(start, start + after).expand(3, after)], dim=1)
+    t, rows, cols = torch.meshgrid(torch.arange(frames), torch.arange(h), torch.arange(w), indexing="ij")
+    grid = torch.stack([t.flatten(), rows.flatten(), cols.flatten()]) + before
+    start = int(grid.max()) + 1
+    return torch.cat([text, grid, torch.arange(start, start + after).expand(3, after)], dim=1)
 
 
-def mrope_ids_counting_tokens(before, h, w, after):
-    ids = mrope_ids(before, h, w, after)
-    ids[:, before + h * w :] = torch.arange(before + h * w, before + h * w + after)
+def mrope_ids_counting_tokens(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    end = before + frames * h * w
+    ids[:, end:] = torch.arange(end, end + after)
     return ids
 
 
-def mrope_ids_from_zero(before, h, w, after):
-    ids = mrope_ids(before, h, w, after)
-    ids[1:, before : before + h * w] -= before
+def mrope_ids_from_zero(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    ids[1:, before : before + frames * h * w] -= before
     return ids
 
 
-def mrope_ids_column_major(before, h, w, after):
-    ids = mrope_ids(before, h, w, after)
-    k = torch.arange(h * w)
-    ids[1, before : before + h * w], ids[2, before : before + h * w] = k % h + before, k // h + before
+def mrope_ids_column_major(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    k = torch.arange(h * w).repeat(frames)
+    grid = slice(before, before + frames * h * w)
+    ids[1, grid], ids[2, grid] = k % h + before, k // h + before
+    return ids
+
+
+def mrope_ids_image_rule_for_video(before, frames, h, w, after):
+    """An image's rule applied to every frame: time stays at p."""
+    ids = mrope_ids(before, 1, h, w, 0)
+    grid = ids[:, before:].repeat(1, frames)
+    start = before + max(h, w)
+    return torch.cat([ids[:, :before], grid, torch.arange(start, start + after).expand(3, after)], dim=1)
+
+
+def mrope_ids_resume_after_space(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    end = before + frames * h * w
+    ids[:, end:] = torch.arange(after) + before + max(h, w)
     return ids
 
 
 # ex-9-4 ------------------------------------------------------------------------------------------
 
 
-def ratio(n_heads, head_dim, rank, rope):
-    return 2 * n_heads * head_dim / (rank + rope)
+def heads(head_dim, rank, rope):
+    return (rank + rope) // (2 * head_dim) + 1
 
 
-def ratio_without_values(n_heads, head_dim, rank, rope):
-    return n_heads * head_dim / (rank + rope)
+def heads_at_least(head_dim, rank, rope):
+    return -(-(rank + rope) // (2 * head_dim))
 
 
-def ratio_rope_per_head(n_heads, head_dim, rank, rope):
-    return 2 * n_heads * head_dim / (rank + n_heads * rope)
+def heads_without_values(head_dim, rank, rope):
+    return (rank + rope) // head_dim + 1
 
 
-def ratio_without_rope(n_heads, head_dim, rank, rope):
-    return 2 * n_heads * head_dim / rank
+def heads_rope_per_head(head_dim, rank, rope):
+    return rank // (2 * head_dim - rope) + 1
+
+
+def heads_without_rope(head_dim, rank, rope):
+    return rank // (2 * head_dim) + 1
+
+
+def heads_as_float(head_dim, rank, rope):
+    return float(heads(head_dim, rank, rope))
 
 
 def stub(*args):
@@ -111,7 +151,7 @@ def stub(*args):
         (check_partial_frequencies, partial),
         (check_longrope_frequencies, longrope),
         (check_mrope_position_ids, mrope_ids),
-        (check_kv_cache_ratio, ratio),
+        (check_break_even_heads, heads),
     ],
 )
 def test_reference_passes(checker, solution, verdict) -> None:
@@ -119,32 +159,77 @@ def test_reference_passes(checker, solution, verdict) -> None:
     assert result and verdict(result).word == "PASSED"
 
 
+SLIPS = [
+    (check_partial_frequencies, partial_over_head, "which width the exponent"),
+    (check_partial_frequencies, partial_without_two, "what i counts"),
+    (check_longrope_frequencies, longrope_multiplied, "what a stretch factor does"),
+    (check_longrope_frequencies, longrope_switch_at_original, "already switched lists"),
+    (check_longrope_frequencies, longrope_lists_swapped, "the other list of factors"),
+    (check_mrope_position_ids, mrope_ids_counting_tokens, "counts positions"),
+    (check_mrope_position_ids, mrope_ids_from_zero, "where the grid starts"),
+    (check_mrope_position_ids, mrope_ids_column_major, "the order in which the patches are read"),
+    (check_mrope_position_ids, mrope_ids_image_rule_for_video, "what the time axis is for"),
+    (check_mrope_position_ids, mrope_ids_resume_after_space, "which axis reaches furthest"),
+    (check_break_even_heads, heads_at_least, "the boundary of your comparison"),
+    (check_break_even_heads, heads_without_values, "what multi-head attention keeps per head"),
+    (check_break_even_heads, heads_rope_per_head, "how many rotary keys"),
+    (check_break_even_heads, heads_without_rope, "everything MLA keeps"),
+    (check_break_even_heads, heads_as_float, "not a Python int"),
+]
+
+
+@pytest.mark.parametrize(("checker", "wrong", "words"), SLIPS)
+def test_typical_slips_are_named_first_and_hinted_at_second(checker, wrong, words, verdict) -> None:
+    first = checker(wrong)
+    seen = verdict(first)
+    assert not first and seen.word == "NOT YET" and words in first.message, first
+    second = checker(wrong)
+    assert words in second.message
+    spec = next(spec for spec in EXERCISES if spec.checker == checker.__name__)
+    slip = next(slip for slip in spec.slips if words in slip.says)
+    assert second.hint == slip.then, second  # the stronger hint comes the second time, when there is one
+
+
 @pytest.mark.parametrize(
     ("checker", "wrong", "words"),
     [
-        (check_partial_frequencies, partial_over_head, "rotated width r"),
-        (check_partial_frequencies, partial_without_two, "used -i/r"),
-        (check_partial_frequencies, partial_all_pairs, "one frequency per rotated pair"),
-        (check_longrope_frequencies, longrope_multiplied, "divide the frequencies"),
-        (check_longrope_frequencies, longrope_switch_at_original, "including the original length"),
-        (check_mrope_position_ids, mrope_ids_counting_tokens, "counts positions, not tokens"),
-        (check_mrope_position_ids, mrope_ids_from_zero, "start at p"),
-        (check_mrope_position_ids, mrope_ids_column_major, "row-major"),
-        (check_kv_cache_ratio, ratio_without_values, "a key and a value"),
-        (check_kv_cache_ratio, ratio_rope_per_head, "shared by all heads"),
-        (check_kv_cache_ratio, ratio_without_rope, "d_c + d_R"),
-        (check_kv_cache_ratio, stub, "NotImplementedError"),
+        (check_partial_frequencies, partial_all_pairs, "it has shape (40,); expected (16,)"),
+        (check_partial_frequencies, stub, "not written yet"),
+        (check_mrope_position_ids, lambda *args: "ids", "not a tensor of numbers"),
+        (check_break_even_heads, lambda *args: 4, "it returned 4, expected another"),
     ],
 )
-def test_typical_mistakes_fail_with_their_hint(checker, wrong, words, verdict) -> None:
+def test_other_wrong_answers_say_what_is_wrong(checker, wrong, words) -> None:
     result = checker(wrong)
-    seen = verdict(result)
-    assert not result and seen.word == "NOT YET" and words in seen.out, seen.out
+    assert not result and words in result.message, result
+
+
+def test_the_library_s_own_answers_are_refused() -> None:
+    from transformerland.encodings import mrope_position_ids, partial_frequencies, rope_frequencies
+
+    assert "library's own answer" in check_partial_frequencies(partial_frequencies).message
+
+    def through_rope_frequencies(head_dim, factor, base):
+        return rope_frequencies(head_dim, base, {"rope_type": "default", "partial_rotary_factor": factor})[0]
+
+    assert "library's own answer" in check_partial_frequencies(through_rope_frequencies).message
+
+    def through_the_library(before, frames, h, w, after):
+        return mrope_position_ids([("text", before), ("image", (frames, h, w)), ("text", after)])
+
+    assert "library's own answer" in check_mrope_position_ids(through_the_library).message
+
+
+def test_the_boundary_is_told_apart() -> None:
+    """ex-9-4 asks for *more*: at a tie, the count where the caches are equal is wrong, one more is right."""
+    assert BREAK_EVEN_HEADS.reference(24, 512, 64) == 13 and 2 * 12 * 24 == 512 + 64
+    assert LONGROPE_FREQUENCIES.reference(16, 1e4, [1.0] * 8, [2.0] * 8, 64, 64)[-1] > 0
+    at, past = (LONGROPE_FREQUENCIES.reference(16, 1e4, [1.0] * 8, [2.0] * 8, 64, n) for n in (64, 65))
+    assert torch.equal(at * 2, past * 2 * 2)  # short factors at exactly the original length, long ones past it
 
 
 @pytest.mark.parametrize("spec", EXERCISES, ids=lambda spec: spec.label)
 @pytest.mark.parametrize("seed", [1, 7])
-def test_hidden_cases_are_of_the_same_kinds(spec, seed) -> None:
-    public, hidden = spec.cases(0), spec.cases(seed)
-    assert len(public) == len(hidden)
-    assert all(spec.reference(*case.args, **case.kwargs) is not None for case in hidden)
+def test_a_hidden_verdict_shows_neither_inputs_nor_answer(spec, seed) -> None:
+    result = spec.grade(spec.answers(stub, seed), seed)
+    assert not result and "grader's calls" in result.message and spec.function + "(" not in result.message

@@ -8,6 +8,7 @@ from transformerland.layer_plans import (
     LayerPlan,
     PlannedSelfAttention,
     apply_layer_plan,
+    compared_plans,
     interleaved_plan,
     local_global_plan,
     sliding_window_mask,
@@ -91,8 +92,18 @@ def test_base_per_layer() -> None:
         (lambda: apply_layer_plan(rope_model(1), ["rope"]), TypeError, r"plan\[0\]"),
         (lambda: apply_layer_plan(TinyTransformer(TransformerConfig(8, position="alibi")), []), ValueError, "rope"),
         (lambda: apply_layer_plan(rope_model(1, causal=False), [LayerPlan(window=2)]), ValueError, "not causal"),
+        (lambda: compared_plans(window=0), ValueError, "window"),
     ],
 )
 def test_bad_input(call, error, match) -> None:
     with pytest.raises(error, match=match):
         call()
+
+
+def test_compared_plans_are_the_published_patterns_and_a_control() -> None:
+    plans = compared_plans(window=8)
+    assert len(plans) == 5 and all(len(plan) == 4 for plan in plans.values())
+    rope, smol, gemma, llama, local = plans.values()
+    assert rope == [LayerPlan()] * 4 and smol == interleaved_plan(4, 4) and gemma == local_global_plan(4, 4, window=8)
+    assert [p.window for p in llama] == [8, 8, 8, None] and [p.position for p in llama] == ["rope"] * 3 + ["none"]
+    assert local == [LayerPlan("rope", window=8)] * 4  # no global layer at all

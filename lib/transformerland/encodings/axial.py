@@ -1,10 +1,11 @@
 """Positions in two dimensions: axial RoPE for image patches, and a ViT's learned table resampled.
 
 **Axial RoPE** (as in RoPE-Axial of Heo et al., 2024): the head of width ``d`` (divisible by 4) is
-split in two halves; the first half is rotated by the patch's row, the second by its column,
-each with the frequencies of a head of width ``d/2``:
+split in two halves; the first half is rotated by the patch's column (``x``), the second by its row
+(``y``), in that order as in the paper's code (``compute_axial_cis``), each with the frequencies of a
+head of width ``d/2`` and adjacent dimensions paired:
 
-    RoPE2D(x, (r, c)) = [RoPE(x[:d/2], r) | RoPE(x[d/2:], c)],
+    RoPE2D(x, (r, c)) = [RoPE(x[:d/2], c) | RoPE(x[d/2:], r)],
 
 so the score between two patches depends on ``(Δr, Δc)`` only.
 
@@ -47,7 +48,7 @@ def patch_grid(height: int, width: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def apply_axial_rotary(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, base: float = 100.0) -> torch.Tensor:
-    """Axial 2D RoPE: the first half of each head turned by ``rows``, the second half by ``cols``.
+    """Axial 2D RoPE: the first half of each head turned by ``cols`` (x), the second half by ``rows`` (y).
 
     Args:
         x: ``(..., T, d)`` queries or keys of ``T`` patches, ``d`` divisible by 4.
@@ -69,7 +70,7 @@ def apply_axial_rotary(x: torch.Tensor, rows: torch.Tensor, cols: torch.Tensor, 
     for name, t in (("rows", rows), ("cols", cols)):
         require_position_tensor(t, name, ndim=1)
     half = x.shape[-1] // 2
-    return torch.cat([apply_rotary(x[..., :half], rows, base), apply_rotary(x[..., half:], cols, base)], dim=-1)
+    return torch.cat([apply_rotary(x[..., :half], cols, base), apply_rotary(x[..., half:], rows, base)], dim=-1)
 
 
 def _grid(grid: object, name: str) -> tuple[int, int]:

@@ -11,6 +11,9 @@ SmolLM3 and Llama 4 drop RoPE in every fourth layer (:func:`interleaved_plan`); 
 five sliding-window layers of base 10,000 with one global layer of base 1,000,000
 (:func:`local_global_plan`). :func:`apply_layer_plan` puts a plan into a
 :class:`~transformerland.model.TinyTransformer` built with ``position="rope"``.
+
+Chapter 9 compares five plans on four layers (:func:`compared_plans`): the published patterns and a
+control with every layer local.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ __all__ = [
     "LayerPlan",
     "PlannedSelfAttention",
     "apply_layer_plan",
+    "compared_plans",
     "interleaved_plan",
     "local_global_plan",
     "sliding_window_mask",
@@ -140,3 +144,21 @@ def apply_layer_plan(model: nn.Module, plan: Sequence[LayerPlan]) -> nn.Module:
         new.rope_scaling = old.rope_scaling
         block.attention = new.to(old.qkv.weight.device)
     return model
+
+
+def compared_plans(window: int = 8) -> dict[str, list[LayerPlan]]:
+    """The five four-layer plans chapter 9 compares, by name; ``window`` is the local layers' window.
+
+    RoPE in every layer; SmolLM3's pattern (layer 4 without positions); Gemma 3's, three to one (layers
+    1-3 local with base 10,000, layer 4 global with base 1,000,000); Llama 4's (layers 1-3 local with
+    RoPE, layer 4 global without positions); and a control with all four layers local, no global layer.
+    """
+    window = require_positive_int(window, "window")
+    local = LayerPlan("rope", window=window)
+    return {
+        "RoPE everywhere": [LayerPlan()] * 4,
+        "SmolLM3: 3 RoPE + 1 NoPE": interleaved_plan(4, 4),
+        "Gemma 3: 3 local + 1 global": local_global_plan(4, 4, window=window),
+        "Llama 4: 3 local RoPE + 1 global NoPE": [local] * 3 + [LayerPlan("none")],
+        "all 4 local, no global layer": [local] * 4,
+    }
