@@ -30,6 +30,8 @@ def attention(x, w_q, w_k, w_v, mask=None, *, mistake=None):
             scores = scores.masked_fill(mask, float("-inf"))
         elif mistake == "scores times mask":
             scores = scores * mask
+        elif mistake == "mask added":
+            scores = scores + mask
         elif mistake != "zeroed after softmax":
             scores = scores.masked_fill(~mask, -1e9)  # a large negative number works as well as -inf
     if mistake == "naive exp":
@@ -82,6 +84,7 @@ def test_the_library_s_attention_is_refused():
         ("mask ignored", "the mask changes nothing"),
         ("mask inverted", "your mask works backwards"),
         ("scores times mask", "still get some weight"),
+        ("mask added", "added to the scores as 0s and 1s"),
         ("zeroed after softmax", "no longer sum to 1"),
     ],
 )

@@ -159,7 +159,9 @@ def test_wavelength_reference_passes():
         (lambda c, d, base=10000.0: 2 * math.pi * base ** (2 * c / d), "column's number was used"),
         (lambda c, d, base=10000.0: 2 * math.pi * base ** (c / d), "odd column got a wavelength different"),
         (lambda c, d, base=10000.0: 2 * math.pi * base ** ((c // 2) / d), "exponent is half"),
-        (lambda c, d, base=10000.0: 360 * base ** (2 * (c // 2) / d), "not the right number"),
+        (lambda c, d, base=10000.0: 360 * base ** (2 * (c // 2) / d), "counted in degrees"),
+        (lambda c, d, base=10000.0: 2 * math.pi * 10000.0 ** (2 * (c // 2) / d), "ignores the base it was given"),
+        (lambda c, d, base=10000.0: 3 * base ** (2 * (c // 2) / d), "not the right number"),
         (lambda c, d, base=10000.0: [1.0, 2.0], "not a number"),
     ],
 )

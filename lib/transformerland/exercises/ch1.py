@@ -113,6 +113,13 @@ def _scores_times_mask(x, w_q, w_k, w_v, mask=None):
     return (scores / math.sqrt(d_k) * mask).softmax(dim=-1) @ v
 
 
+def _mask_added(x, w_q, w_k, w_v, mask=None):
+    if mask is None:
+        raise ValueError("this slip shows only where there is a mask")
+    scores, v, d_k = _parts(x, w_q, w_k, w_v)
+    return (scores / math.sqrt(d_k) + mask).softmax(dim=-1) @ v
+
+
 def _shape_is(columns: str):
     """A test for an answer of shape ``(T, width)``, ``columns`` naming the width ("T", "D" or "d_k")."""
 
@@ -198,6 +205,12 @@ SINGLE_HEAD_ATTENTION = Exercise(
             _scores_times_mask,
             says="the forbidden keys still get some weight: a score of 0 is not 'no weight' after the softmax.",
             then="what score would make a key's weight exactly 0 after exponentiating?",
+        ),
+        Slip(
+            _mask_added,
+            says="the mask was added to the scores as 0s and 1s: a forbidden key only loses a little, and still"
+            " gets weight.",
+            then="a forbidden key must end with a weight of exactly 0: what would its score have to become for that?",
         ),
         Slip(
             _over_queries,

@@ -161,7 +161,7 @@ SINUSOIDAL_ENCODING = Exercise(
             when=_tensor2tensor,
             says="your frequencies are spaced as tensor2tensor and fairseq space them, not as the paper does:"
             " compare your slowest pair's frequency with the formula's.",
-            then="with d/2 pairs the paper's exponents run 0, 2/d, …, (d−2)/d: the last one is not 1.",
+            then="count the pairs, d/2 of them, and work out the paper's exponent for the last one: is it 1?",
         ),
         Slip(
             lambda n, d, base=10000.0, layout="interleaved": _table(
@@ -234,6 +234,17 @@ WAVELENGTH = Exercise(
             lambda column, d, base=10000.0: 2 * math.pi * base ** (column / d),
             says="this odd column got a wavelength different from its even partner's.",
             then="an odd column holds the cosine of the same angle as the column just before it.",
+        ),
+        Slip(
+            lambda column, d, base=10000.0: _wavelength(column, d, base) * 180 / math.pi,
+            says="your answer is about 57.3 times too large: a full turn was counted in degrees, and the"
+            " angles of the table are in radians.",
+            then="the angle m·ω grows by ω radians per position: how many radians make one turn?",
+        ),
+        Slip(
+            lambda column, d, base=10000.0: _wavelength(column, d, 10000.0),
+            says="the wavelength ignores the base it was given ({base}): it matches base 10000.",
+            then="the base argument has to reach the exponent.",
         ),
         Slip(
             lambda column, d, base=10000.0: 2 * math.pi * base ** (column // 2 / d),
