@@ -252,6 +252,9 @@ def command(unsafe: bool = False, tmp_mb: int = 512, threads: int = 1, library: 
     sandbox += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox"]
     sandbox += ["--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"]
     sandbox += ["--symlink", "usr/bin", "/bin"]
+    # /tmp and /dev first: a bind below them (an environment made in /tmp) must land on top, not be hidden
+    sandbox += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_mb * 2**20), "--tmpfs", "/tmp"]
+    sandbox += ["--size", str(tmp_mb * 2**20), "--tmpfs", "/dev/shm"]
     roots = python_roots()
     for root in roots:
         sandbox += ["--ro-bind", str(root), str(root)]
@@ -259,8 +262,7 @@ def command(unsafe: bool = False, tmp_mb: int = 512, threads: int = 1, library: 
     if any(original.is_relative_to(root) for root in [*roots, Path("/usr")]):  # installed in the environment
         sandbox += ["--ro-bind", str(library), str(original)]  # the grading build there too
     sandbox += ["--ro-bind", str(library), f"{MOUNTED_LIBRARY}/transformerland"]
-    sandbox += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_mb * 2**20), "--tmpfs", "/tmp"]
-    sandbox += ["--size", str(tmp_mb * 2**20), "--tmpfs", "/dev/shm", "--chdir", "/tmp"]
+    sandbox += ["--chdir", "/tmp"]
     path = f"{Path(python_executable()).parent}:/usr/bin:/bin"
     sandbox += ["--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", path]
     for name, value in {
