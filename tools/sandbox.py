@@ -364,14 +364,18 @@ def run_job(
     stderr_tail: list[bytes] = []
 
     def read_result() -> None:
-        with os.fdopen(read_end, "rb") as pipe:
-            size = 0
-            while chunk := pipe.read(2**16):
+        # os.read, not a buffered read: what the harness wrote is kept as it comes, even when processes the
+        # submission forked still hold the pipe open (then the end of the pipe comes only once they are killed)
+        size = 0
+        try:
+            while chunk := os.read(read_end, 2**16):
                 size += len(chunk)
                 if size > RESULT_LIMIT:
                     received.append(b"\x00too large")
                     return
                 received.append(chunk)
+        finally:
+            os.close(read_end)
 
     def read_stderr() -> None:
         assert process.stderr is not None
