@@ -146,26 +146,35 @@ class Limits:
         return False
 
     def close(self) -> None:
-        """Kill whatever is left in the group, and remove it."""
+        """Kill whatever is left in the group, and remove it (in the background once the kill takes long: a
+        few hundred processes can take half a minute to go)."""
         for group in self.groups:
             with contextlib.suppress(OSError):
                 (group / "cgroup.kill").write_text("1")
-            for _ in range(50):
-                pids = _pids(group)
-                if not pids:
-                    break
-                for pid in pids:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGKILL)
-                threading.Event().wait(0.1)
-            with contextlib.suppress(OSError):
-                group.rmdir()
+            if not _emptied(group, 50):
+                threading.Thread(target=_emptied, args=(group, 1200), daemon=True).start()
 
     def describe(self) -> str:
         """The limits in words (for the guide and the grader's output)."""
         if self.groups:
             return f"{self.memory_mb} MB and {self.processes} processes for the whole sandbox ({self.kind} group)"
         return f"{self.memory_mb} MB per process, {self.processes} processes of user nobody (no control group)"
+
+
+def _emptied(group: Path, tries: int) -> bool:
+    """Kill the group's processes until it is empty, then remove it; whether that happened in ``tries`` tenths
+    of a second."""
+    for _ in range(tries):
+        pids = _pids(group)
+        if not pids:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+                return True
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        threading.Event().wait(0.1)
+    return False
 
 
 def _own_cgroups() -> dict[str, str]:
