@@ -372,6 +372,17 @@ def test_without_a_sandbox_the_grader_stops_with_a_how_to(monkeypatch: pytest.Mo
     assert "--unsafe" in sandbox.HOW_TO
 
 
+def test_an_environment_under_tmp_is_mounted_on_top_of_the_sandboxs_own_tmp(monkeypatch: pytest.MonkeyPatch):
+    """A fresh clone in /tmp (its .venv there) is seen in the sandbox: binds come after the private /tmp."""
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: "/usr/bin/bwrap")
+    monkeypatch.setattr(sandbox, "python_roots", lambda: [Path("/tmp/clone/.venv")])
+    shown = sandbox.command(library=Path("/tmp/grading-build/transformerland"))
+    private = shown.index("--tmpfs")
+    assert shown[private + 1] == "/tmp"
+    for source in ("/tmp/clone/.venv", "/tmp/grading-build/transformerland"):
+        assert shown.index(source) > private, f"{source} would be hidden by the sandbox's own /tmp"
+
+
 @needs_sandbox
 def test_the_sandbox_gives_torch_the_cores_it_is_granted():
     """One submission at a time gets every core (chapter 8 graded in about its own run time); --jobs shares them."""

@@ -146,26 +146,35 @@ class Limits:
         return False
 
     def close(self) -> None:
-        """Kill whatever is left in the group, and remove it."""
+        """Kill whatever is left in the group, and remove it (in the background once the kill takes long: a
+        few hundred processes can take half a minute to go)."""
         for group in self.groups:
             with contextlib.suppress(OSError):
                 (group / "cgroup.kill").write_text("1")
-            for _ in range(50):
-                pids = _pids(group)
-                if not pids:
-                    break
-                for pid in pids:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGKILL)
-                threading.Event().wait(0.1)
-            with contextlib.suppress(OSError):
-                group.rmdir()
+            if not _emptied(group, 50):
+                threading.Thread(target=_emptied, args=(group, 1200), daemon=True).start()
 
     def describe(self) -> str:
         """The limits in words (for the guide and the grader's output)."""
         if self.groups:
             return f"{self.memory_mb} MB and {self.processes} processes for the whole sandbox ({self.kind} group)"
         return f"{self.memory_mb} MB per process, {self.processes} processes of user nobody (no control group)"
+
+
+def _emptied(group: Path, tries: int) -> bool:
+    """Kill the group's processes until it is empty, then remove it; whether that happened in ``tries`` tenths
+    of a second."""
+    for _ in range(tries):
+        pids = _pids(group)
+        if not pids:
+            with contextlib.suppress(OSError):
+                group.rmdir()
+                return True
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        threading.Event().wait(0.1)
+    return False
 
 
 def _own_cgroups() -> dict[str, str]:
@@ -252,6 +261,9 @@ def command(unsafe: bool = False, tmp_mb: int = 512, threads: int = 1, library: 
     sandbox += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY), "--hostname", "sandbox"]
     sandbox += ["--ro-bind", "/usr", "/usr", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"]
     sandbox += ["--symlink", "usr/bin", "/bin"]
+    # /tmp and /dev first: a bind below them (an environment made in /tmp) must land on top, not be hidden
+    sandbox += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_mb * 2**20), "--tmpfs", "/tmp"]
+    sandbox += ["--size", str(tmp_mb * 2**20), "--tmpfs", "/dev/shm"]
     roots = python_roots()
     for root in roots:
         sandbox += ["--ro-bind", str(root), str(root)]
@@ -259,8 +271,7 @@ def command(unsafe: bool = False, tmp_mb: int = 512, threads: int = 1, library: 
     if any(original.is_relative_to(root) for root in [*roots, Path("/usr")]):  # installed in the environment
         sandbox += ["--ro-bind", str(library), str(original)]  # the grading build there too
     sandbox += ["--ro-bind", str(library), f"{MOUNTED_LIBRARY}/transformerland"]
-    sandbox += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_mb * 2**20), "--tmpfs", "/tmp"]
-    sandbox += ["--size", str(tmp_mb * 2**20), "--tmpfs", "/dev/shm", "--chdir", "/tmp"]
+    sandbox += ["--chdir", "/tmp"]
     path = f"{Path(python_executable()).parent}:/usr/bin:/bin"
     sandbox += ["--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", path]
     for name, value in {
@@ -362,14 +373,18 @@ def run_job(
     stderr_tail: list[bytes] = []
 
     def read_result() -> None:
-        with os.fdopen(read_end, "rb") as pipe:
-            size = 0
-            while chunk := pipe.read(2**16):
+        # os.read, not a buffered read: what the harness wrote is kept as it comes, even when processes the
+        # submission forked still hold the pipe open (then the end of the pipe comes only once they are killed)
+        size = 0
+        try:
+            while chunk := os.read(read_end, 2**16):
                 size += len(chunk)
                 if size > RESULT_LIMIT:
                     received.append(b"\x00too large")
                     return
                 received.append(chunk)
+        finally:
+            os.close(read_end)
 
     def read_stderr() -> None:
         assert process.stderr is not None
