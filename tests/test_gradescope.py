@@ -37,8 +37,7 @@ def test_one_zip_per_chapter_with_gradescopes_files_and_no_solutions(zips: dict[
         names = archive.namelist()
         assert {"setup.sh", "run_autograder", "autograder.json", "tools/grade_submissions.py"} <= set(names)
         assert {"tools/grading_build.py", "tools/sandbox.py", "requirements-grading.txt"} <= set(names)
-        assert "lib/transformerland/exercises/spec.py" in names
-        assert "lib/transformerland/exercises/ch8.toml" in names, "the specs' data travels with their code"
+        assert "lib/transformerland/exercises/exercise.py" in names and "lib/transformerland/exercises/ch8.py" in names
         assert not [name for name in names if name.endswith(".ipynb")], "the instructor's chapter is not shipped"
         assert (archive.getinfo("run_autograder").external_attr >> 16) & 0o111, "run_autograder must be executable"
         assert json.loads(archive.read("autograder.json")) == {

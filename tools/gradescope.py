@@ -132,8 +132,8 @@ def grading_requirements(requirements: str) -> str:
 
 
 def _package_files(library: Path) -> list[Path]:
-    """The library's modules and the data they read (the exercises' ``ch<N>.toml``, ``data/*.json``)."""
-    return sorted(p for p in library.rglob("*") if p.is_file() and p.suffix in (".py", ".toml", ".json"))
+    """The library's modules and the data they read (``data/*.json``)."""
+    return sorted(p for p in library.rglob("*") if p.is_file() and p.suffix in (".py", ".json"))
 
 
 def _add_text(archive: zipfile.ZipFile, name: str, text: str) -> None:

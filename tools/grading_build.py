@@ -1,12 +1,12 @@
 """The grading build: a copy of the ``transformerland`` package that holds no working answer to the chapter graded.
 
 A submission's code can rewrite anything in its own process (switch a check off, copy a function's
-``__code__``, forge a probe's results), so the only defence is that the answer is not there to take. Before
+``__code__``, forge a printed verdict), so the only defence is that the answer is not there to take. Before
 a chapter is graded, :func:`write` copies the library into a temporary folder, which the sandbox mounts
 read-only in place of the library (:mod:`tools.sandbox`). In that copy:
 
 * the exercise toolkit is gone: every module of ``exercises/`` (the chapters' ``ch<N>.py`` with their
-  references, their ``ch<N>.toml`` data, the toolkit's own modules) except what the harness that runs in
+  references and the toolkit's own modules) except what the harness that runs in
   the sandbox needs (:func:`kept_modules`: ``harness.py``, ``codec.py`` and what they import from
   ``exercises/``), with no ``__pycache__`` anywhere;
 * ``exercises/__init__.py`` and each ``exercises/ch<N>.py`` are stubs: any ``check_…`` name is a function
