@@ -13,7 +13,6 @@ import codecs
 import csv
 import dataclasses
 import hashlib
-import importlib
 import inspect
 import json
 import os
