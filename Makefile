@@ -154,9 +154,10 @@ test:
 	$(PYTHON) -m benchmarks.suite
 
 ## test-fast: the library, the checkers, the conventions and the generated tables; no notebook is
-## executed and nothing is built (under a minute). The tier to run while working.
+## executed, nothing is built, no model weights are loaded and nothing is fetched (under a minute, offline).
+## Two at a time (work-stealing), as the slow tier runs. The tier to run while working.
 test-fast: $(INSTALLED)
-	$(PYTHON) -m pytest -m "not slow" -q
+	$(PYTHON) -m pytest -m "not slow" -n 2 --dist worksteal -q
 
 ## test-chapters: every chapter executed once, alone, in the Colab-like runtime, two at a time; fresh
 ## checker verdicts and NBVAL_CHECK_OUTPUT cells checked; outputs kept for the site's build.

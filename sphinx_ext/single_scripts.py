@@ -6,8 +6,8 @@ extension adds later; an inline script (no file, only a body) can end up there t
 and once ``''``, and Sphinx's check for a script already listed tells the two apart. sphinx-thebe's inline
 script (``const THEBE_JS_URL = …``, added on every build) is one: its second copy declares the constants
 again and the browser logs ``Identifier 'THEBE_JS_URL' has already been declared`` on every page
-(sphinx-togglebutton's ``var togglebuttonSelector`` was doubled too, harmlessly). Once the documents are
-read, before any page is written, the list keeps the first of each script.
+(sphinx-togglebutton's ``var togglebuttonSelector`` was doubled too, harmlessly). As each page is written,
+its list of scripts keeps the first of each.
 """
 
 from __future__ import annotations
@@ -32,14 +32,13 @@ def once_each(scripts: list[Any]) -> list[Any]:
     return kept
 
 
-def _on_env_updated(app: Any, env: Any) -> list[str]:
-    scripts = getattr(app.builder, "_js_files", None)  # the HTML builder's list (Sphinx 7.4: no public accessor)
+def _on_page_context(app: Any, pagename: str, templatename: str, context: dict, doctree: Any) -> None:
+    scripts = context.get("script_files")  # the builder's own list, as the page's template reads it
     if isinstance(scripts, list):
         scripts[:] = once_each(scripts)
-    return []
 
 
 def setup(app: Any) -> dict[str, Any]:
-    """Register with Sphinx: drop repeated scripts after reading, before the pages are written."""
-    app.connect("env-updated", _on_env_updated)
+    """Register with Sphinx: each page's list of scripts without repeats, just before the page is written."""
+    app.connect("html-page-context", _on_page_context)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -102,8 +102,24 @@ def working_sandbox() -> None:
         pytest.fail(f"no working bubblewrap sandbox on this machine, so grading cannot be tested:\n{why}")
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """In a worker of ``pytest -n``: hand the contract test's counts to the main process."""
+    from tests.contracts import COUNTS
+
+    if hasattr(session.config, "workeroutput"):
+        session.config.workeroutput["contract_counts"] = dict(COUNTS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    """In the main process of ``pytest -n``: add up the counts each worker handed over (pytest-xdist's hook)."""
+    from tests.contracts import COUNTS
+
+    COUNTS.update(getattr(node, "workeroutput", {}).get("contract_counts", {}))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The contract test's counts (tests/test_contract.py), when it ran in this process."""
+    """The contract test's counts (tests/test_contract.py), added up over the workers under ``pytest -n``."""
     from tests.contracts import COUNTS
 
     if COUNTS:

@@ -1,5 +1,6 @@
 """The seed sweeps (``tests/test_claims_seeds.py``) run only with ``make test-seeds``; here each of their
-experiments runs for two steps in the fast tier, so that a change to the library cannot break them unseen."""
+experiments runs for two steps in the slow tier (``make test``: a model built and trained per scheme, seconds
+each, too slow for ``make test-fast``), so that a change to the library cannot break them unseen."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import pytest
 import torch
 from test_claims_seeds import lookup_accuracy, markov_loss, markov_model, sort_accuracy
 from transformerland.model import POSITION_SCHEMES
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize("scheme", POSITION_SCHEMES)

@@ -186,12 +186,18 @@ def _filtered(chart: alt.Chart, controls: Sequence[Control]) -> alt.Chart:
     return chart
 
 
+def _require_description(description: object) -> str:
+    """A figure's description (its alt text): a non-empty string, checked before the figure is built."""
+    if not require_str(description, "description").strip():
+        raise ValueError("every interactive figure needs a description: one sentence on what it shows (its alt text).")
+    return description
+
+
 def _with_controls(
     chart: alt.TopLevelMixin, controls: Sequence[Control], description: str, data: Mapping[str, list[dict]]
 ) -> alt.TopLevelMixin:
     """The finished chart: its controls, its alt text, and its tables (each stored once, used by name)."""
-    if not require_str(description, "description").strip():
-        raise ValueError("every interactive figure needs a description: one sentence on what it shows (its alt text).")
+    _require_description(description)
     chart = chart.add_params(*(c.param() for c in controls))
     return chart.properties(description=description, datasets=dict(data))
 
@@ -255,6 +261,7 @@ def heatmap_explorer(
         digits: decimals kept in the chart's data.
         size: width and height of the heatmap, in pixels.
     """
+    _require_description(description)
     if not frames:
         raise ValueError("heatmap_explorer needs at least one matrix in frames.")
     if not controls:
@@ -328,6 +335,7 @@ def clock_wall(table: torch.Tensor, *, description: str, title: str = "The clock
         table: ``(positions, d)`` interleaved sinusoidal table (``sinusoidal_encoding``), d ≤ 32.
         description: one sentence on what the figure shows (its alt text).
     """
+    _require_description(description)
     table = require_float_tensor(table, "table", ndim=2).detach().double().cpu()
     positions, width = table.shape
     if width % 2 or not 2 <= width <= 32:
@@ -390,6 +398,7 @@ def row_explorer(
         rows: the rows a reader can pick, evenly spaced (keeps the chart's data small).
         label: the slider's label.
     """
+    _require_description(description)
     matrix = require_tensor(matrix, "matrix", ndim=2).detach().double().cpu()
     rows = [int(r) for r in rows]
     if any(not 0 <= r < matrix.shape[0] for r in rows):
@@ -432,6 +441,7 @@ def curve_toggles(
             colour from ``colours``.
         rule_at: draw a dashed vertical rule at this ``x`` (e.g. the training length), labelled ``rule_label``.
     """
+    _require_description(description)
     x = _numbers(list(x), "x")
     if not curves:
         raise ValueError("curve_toggles needs at least one curve.")
@@ -514,6 +524,7 @@ def curve_explorer(
             outside it are drawn at its edge.
         digits: decimals kept in the chart's data.
     """
+    _require_description(description)
     x = _numbers(list(x), "x")
     if not frames:
         raise ValueError("curve_explorer needs at least one frame of curves.")
@@ -613,6 +624,7 @@ def rope_pair_explorer(
         positions: seats ``0 … positions - 1`` on each slider.
         pairs: the dimension pairs a reader can look at (indices ``0 … d/2 - 1``).
     """
+    _require_description(description)
     query = require_float_tensor(query, "query", ndim=1).detach().double().cpu()
     key = require_float_tensor(key, "key", ndim=1).detach().double().cpu()
     if query.shape != key.shape or query.shape[0] % 2:
