@@ -6,7 +6,7 @@ paragraph per chapter, verse numbers removed. One window of ``--tokens`` tokens 
 read in one pass under each recipe of :func:`transformerland.passkey.long_context_recipes` (plain
 RoPE; linear, NTK-aware, YaRN and Llama 3 at factor 4; dynamic NTK at factors 1 and 4, each at the
 window's length), and the next-token loss of every prediction is averaged over runs of
-``--bucket`` positions (:func:`transformerland.long_text.token_losses`).
+``--bucket`` positions (:func:`transformerland.experiments.long_text.token_losses`).
 
 A causal model's prediction at position ``p`` depends only on tokens ``0 … p``, so for every recipe
 but dynamic NTK (whose frequencies depend on the whole input's length) the loss at ``p`` is the same
@@ -14,7 +14,7 @@ in a shorter window; ``tests/test_long_text.py`` re-runs the first 9,216 tokens 
 compares them with the file.
 
 Writes a JSON file (by default the library's ``data/long_text_losses.json``, which chapter 8 reads with
-:func:`transformerland.long_text.load_long_text_losses`) with the losses and the provenance of each
+:func:`transformerland.experiments.long_text.load_long_text_losses`) with the losses and the provenance of each
 sitting (date, commit, command, device, versions, seconds). The file is rewritten after every recipe,
 and ``--merge`` keeps the recipes already in it, so a run cut short loses at most one recipe.
 
@@ -33,7 +33,7 @@ from pathlib import Path
 
 import torch
 from transformerland.llm import load_smollm2
-from transformerland.long_text import bucket_means, token_losses
+from transformerland.experiments.long_text import bucket_means, token_losses
 from transformerland.passkey import long_context_recipes, rope_recipe
 
 from benchmarks.provenance import ROOT, sitting

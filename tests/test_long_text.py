@@ -1,11 +1,11 @@
-"""transformerland.long_text: the loss of every prediction of one long input, in chunks, and its means by
+"""transformerland.experiments.long_text: the loss of every prediction of one long input, in chunks, and its means by
 position; and (slow) one point of the committed long-text benchmark re-run on this machine."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.long_text import bucket_means, load_long_text_losses, token_losses
+from transformerland.experiments.long_text import bucket_means, load_long_text_losses, token_losses
 
 
 @pytest.fixture(scope="module")

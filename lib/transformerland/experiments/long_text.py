@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validation import require_index_tensor, require_positive_int
+from .._validation import require_index_tensor, require_positive_int
 
 __all__ = ["bucket_means", "load_long_text_losses", "token_losses"]
 
