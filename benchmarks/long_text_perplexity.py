@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 
 import torch
-from transformerland.llm import load_smollm2
 from transformerland.experiments.long_text import bucket_means, token_losses
+from transformerland.llm import load_smollm2
 from transformerland.passkey import long_context_recipes, rope_recipe
 
 from benchmarks.provenance import ROOT, sitting

@@ -16,8 +16,8 @@ the real models as packages, the chapters' experiments apart, the exercises' too
 - :mod:`~transformerland.llm`: a real RoPE language model (SmolLM2) read offline, and tools to look inside it;
 - :mod:`~transformerland.experiments`: the chapters' experiments, built on the above: ``symmetry`` (shuffling
   tokens), ``analysis`` (looking inside a position table), ``remedies`` (inputs longer than the training
-  length), ``recall`` (associative recall), ``passkey`` (passkey retrieval on SmolLM2 under each RoPE recipe), ``long_text`` (loss along one long
-  text);
+  length), ``recall`` (associative recall), ``passkey`` (passkey retrieval on SmolLM2 under each RoPE
+  recipe), ``long_text`` (the loss along one long text);
 - :mod:`~transformerland.plotting`: one look for every figure;
 - :mod:`~transformerland.interactive`: figures a reader can turn (Vega-Altair, no kernel needed);
 - :mod:`~transformerland.exercises`: the exercises, each one declaration
