@@ -282,6 +282,18 @@ CONTRACTS = [
         ),
     ),
     contract(
+        "transformerland.experiments.remedies.window_reach",
+        length=Size(20, edges=(1, 100)),
+        window=Size(8),
+        stride=Size(4, optional=True, edges=(1, 2, 8)),
+        reference=lambda out, a: (
+            tuple(out.shape) == (a["length"],)
+            and bool((out >= 0).all())
+            and bool((out <= torch.arange(a["length"])).all())
+            and bool((out < a["window"]).all())
+        ),
+    ),
+    contract(
         "transformerland.experiments.remedies.sliding_window_logits",
         model=Fixed(tiny, bad=[None, "model", tiny("learned", causal=False)], make=True),
         tokens=Tensor(lambda: torch.randint(8, (2, 12)), kind="index", wrong_shapes=((12,),)),

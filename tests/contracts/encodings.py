@@ -15,6 +15,7 @@ R = "transformerland.encodings.rotary"
 A = "transformerland.encodings.alibi"
 L = "transformerland.encodings.learned"
 Q = "transformerland.encodings.rope_scaling"
+T = "transformerland.encodings.t5_bias"
 
 
 def theta(d: int, base: float) -> torch.Tensor:
@@ -40,6 +41,25 @@ def rotated(x: torch.Tensor, positions: torch.Tensor, base: float, halves: bool,
     if halves:
         return torch.cat([turned.real, turned.imag], -1)
     return torch.stack([turned.real, turned.imag], -1).flatten(-2)
+
+
+def t5_bucket(offset: int, bidirectional: bool, n_buckets: int, max_distance: int) -> int:
+    """T5's bucket of one offset (key minus query), in plain Python: exact near, logarithmic far, capped."""
+    per_side, side = (n_buckets // 2, (n_buckets // 2) * (offset > 0)) if bidirectional else (n_buckets, 0)
+    distance = abs(offset) if bidirectional else max(-offset, 0)
+    exact = per_side // 2
+    if distance < exact:
+        return side + distance
+    far = exact + int(math.log(distance / exact) / math.log(max_distance / exact) * (per_side - exact))
+    return side + min(per_side - 1, far)
+
+
+def t5_buckets_agree(out: torch.Tensor, a: dict) -> bool:
+    """Long integers of the offsets' shape, each T5's bucket (one off at most where float32 rounds a boundary)."""
+    if out.dtype != torch.long or out.shape != a["offsets"].shape:
+        return False
+    rule = [t5_bucket(int(o), a["bidirectional"], a["n_buckets"], a["max_distance"]) for o in a["offsets"].flatten()]
+    return all(abs(int(b) - r) <= 1 for b, r in zip(out.flatten(), rule, strict=True))
 
 
 def rotary_contract(name: str, halves: bool):
@@ -331,5 +351,31 @@ CONTRACTS = [
         f"{Q}.with_rope_scaling",
         model=Fixed(rope_model, bad=[None, "model", torch.nn.Linear(2, 2)], make=True),
         scaling=Fixed(RECIPES[5], bad=BAD_RECIPES),
+    ),
+    # --- T5's relative buckets -------------------------------------------------------------------------
+    contract(
+        f"{T}.t5_relative_buckets",
+        offsets=Tensor(lambda: torch.arange(-300, 301), kind="index", wrong_shapes=()),
+        bidirectional=Bool(True),
+        n_buckets=Size(32, even=True, cap=1 << 16, edges=(4, 8, 64)),
+        max_distance=Size(128, edges=(9, 20, 1000)),
+        reference=t5_buckets_agree,
+    ),
+    contract(
+        f"{T}.T5RelativeBias",
+        n_heads=Size(4, cap=1 << 12),
+        n_buckets=Size(32, even=True, cap=1 << 16, edges=(4, 8)),
+        max_distance=Size(128, edges=(9, 20)),
+        bidirectional=Bool(True),
+        reference=lambda out, a: tuple(out.table.shape) == (a["n_buckets"], a["n_heads"]),
+    ),
+    contract(
+        f"{T}.T5RelativeBias.forward",
+        call=lambda query_length, key_length: __import__("transformerland").encodings.T5RelativeBias(3, 8, 16)(
+            query_length, key_length
+        ),
+        query_length=Size(5),
+        key_length=Size(7),
+        reference=lambda out, a: tuple(out.shape) == (3, a["query_length"], a["key_length"]),
     ),
 ]

@@ -18,7 +18,7 @@ import math
 import torch
 from torch import nn
 
-from .._validation import MAX_HEADS, require_bool, require_index_tensor, require_int, require_positive_int
+from .._validation import MAX_HEADS, require_bool, require_elements, require_index_tensor, require_positive_int
 
 __all__ = ["T5RelativeBias", "t5_relative_buckets"]
 
@@ -39,7 +39,12 @@ def _checked_buckets(n_buckets: int, max_distance: int, bidirectional: bool) -> 
             f"range and a logarithmic one): use n_buckets >= {4 if bidirectional else 2}."
         )
     exact = per_side // 2
-    max_distance = require_int(max_distance, "max_distance", low=exact + 1)
+    max_distance = require_positive_int(max_distance, "max_distance")
+    if max_distance <= exact:
+        raise ValueError(
+            f"max_distance must be larger than the {exact} distances that get a bucket each, got {max_distance}: "
+            f"use max_distance >= {exact + 1} (T5: 128 with 32 buckets)."
+        )
     return n_buckets, max_distance, bidirectional
 
 
@@ -100,6 +105,7 @@ class T5RelativeBias(nn.Module):
         """The bucket of every (query, key) pair: ``(query_length, key_length)`` ``torch.long``."""
         query_length = require_positive_int(query_length, "query_length")
         key_length = require_positive_int(key_length, "key_length")
+        require_elements(self.n_heads * query_length * key_length, "the bias (n_heads × query_length × key_length)")
         device = self.table.device
         offsets = torch.arange(key_length, device=device)[None, :] - torch.arange(query_length, device=device)[:, None]
         return t5_relative_buckets(
