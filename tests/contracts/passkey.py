@@ -148,4 +148,21 @@ CONTRACTS = [
         generator=Fixed(torch.Generator, bad=[None, 0, "seed"], make=True),
         reference=lambda out, a: out.inputs.shape == (a["batch_size"], a["length"]),
     ),
+    contract(
+        "transformerland.experiments.passkey.wilson_interval",
+        found=Count(8, low=0, high=10),
+        trials=Size(10),
+        z=Number(1.96, low=0.0, low_open=True, span=(0.1, 4.0)),
+        reference=lambda out, a: 0.0 <= out[0] <= a["found"] / a["trials"] <= out[1] <= 1.0,
+    ),
+    contract(
+        "transformerland.experiments.passkey.long_context_recipes",
+        original_length=Size(8192, edges=(1, 4096)),
+        factor=Number(4.0, low=1.0, span=(1.0, 64.0)),
+        reference=lambda out, a: (
+            out["plain RoPE"] is None
+            and out["dynamic NTK (f=1)"]["factor"] == 1.0
+            and out[f"dynamic NTK (f={a['factor']:g})"]["factor"] == a["factor"]
+        ),
+    ),
 ]

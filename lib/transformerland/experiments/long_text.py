@@ -20,7 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .._validation import require_index_tensor, require_positive_int
+from .._validation import require_float_tensor, require_index_tensor, require_positive_int
 
 __all__ = ["bucket_means", "load_long_text_losses", "token_losses"]
 
@@ -60,8 +60,9 @@ def bucket_means(losses: torch.Tensor, width: int) -> list[float]:
 
     Returns one float per run; a short last run counts.
     """
-    if not isinstance(losses, torch.Tensor) or losses.dim() != 1 or losses.numel() == 0:
-        raise ValueError("losses must be a non-empty 1-d tensor, such as token_losses() returns.")
+    losses = require_float_tensor(losses, "losses", ndim=1)
+    if losses.numel() == 0:
+        raise ValueError("losses must hold at least one loss, such as token_losses() returns.")
     width = require_positive_int(width, "width")
     return [float(losses[start : start + width].mean()) for start in range(0, losses.numel(), width)]
 
