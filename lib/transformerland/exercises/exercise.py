@@ -54,6 +54,8 @@ __all__ = [
     "CheckResult",
     "Exact",
     "Exercise",
+    "ForbiddenCall",
+    "Kind",
     "Number",
     "Slip",
     "Tensor",
