@@ -198,4 +198,13 @@ CONTRACTS = [
         base=Number(10000.0, low=0, low_open=True, span=(0, 1e6)),
         reference=lambda out, a: out.shape == (2, 3, 5) and torch.isfinite(out).all(),
     ),
+    contract(
+        f"{LP}.compared_plans",
+        window=Size(8, edges=(1, 2)),
+        reference=lambda out, a: (
+            len(out) == 5
+            and all(len(plan) == 4 for plan in out.values())
+            and all(layer.window == a["window"] for layer in out["all 4 local, no global layer"])
+        ),
+    ),
 ]
