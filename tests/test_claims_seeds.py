@@ -12,6 +12,7 @@ from functools import cache
 
 import pytest
 import torch
+from transformerland.analysis import cosine_similarity_matrix, linear_position_probe, similarity_by_offset
 from transformerland.encodings import scaling_recipes, with_rope_scaling
 from transformerland.model import POSITION_SCHEMES, TinyTransformer, TransformerConfig
 from transformerland.recall import LookupTask
@@ -23,7 +24,7 @@ from transformerland.remedies import (
     window_reach,
     with_position_table,
 )
-from transformerland.tasks import MarkovTask, SortTask
+from transformerland.tasks import MarkovTask, ReverseTask, SortTask
 from transformerland.training import evaluate, train
 
 pytestmark = [pytest.mark.slow, pytest.mark.seeds]
@@ -145,6 +146,56 @@ def test_ch3_four_seats_past_the_drill(seed: int) -> None:
     """Chapter 3's rows of 20: on seats 16-19 the learned model below 0.1, the sinusoids at least 0.15 above it."""
     far = {scheme: past_the_drill(scheme, seed) for scheme in ("learned", "sinusoidal")}
     assert far["learned"] < 0.1 and far["sinusoidal"] > far["learned"] + 0.15, far
+
+
+REVERSE = ReverseTask(vocab_size=16)
+MIDDLE_GUESS = 4.0  # a probe that always guesses seat 7.5 of 16 is off by 4 seats on average
+
+
+@cache
+def drill_model(drill: str, seed: int, table_std: float | None, token_std: float | None) -> TinyTransformer:
+    """Chapter 3's exercises: the learned encoder with other starting scales, or on reversal."""
+    config = TransformerConfig(
+        16, max_len=24, position="learned", causal=False, learned_init_std=table_std, embed_init_std=token_std
+    )
+    model = TinyTransformer(config, seed=seed)
+    task = SORT if drill == "sort" else REVERSE
+    train(model, task, steps=300, length=16, batch_size=64, lr=3e-3, seed=seed, progress=False)
+    return model
+
+
+def read_ledger(model: TinyTransformer) -> tuple[float, float]:
+    """The mean cosine of neighbouring rows of the drill's 16 seats, and the linear probe's error in seats."""
+    table = model.positions.weight.detach()[:16]
+    return float(similarity_by_offset(cosine_similarity_matrix(table))[1]), linear_position_probe(table)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch3_a_loud_start_sorts_without_an_ordered_ledger(seed: int) -> None:
+    """ex-3-4: started at N(0, 1) the model still sorts, but its ledger shows no neighbour band, unlike std 0.02's."""
+    loud = drill_model("sort", seed, None, 1.0)
+    loud_neighbour, loud_probe = read_ledger(loud)
+    small_neighbour, small_probe = read_ledger(sort_model("learned", seed))
+    assert evaluate(loud, SORT, length=16).token_accuracy > 0.9
+    assert loud_neighbour < 0.2 and small_neighbour > loud_neighbour + 0.3, (loud_neighbour, small_neighbour)
+    assert loud_probe > 0.7 * MIDDLE_GUESS and small_probe < 1.6, (loud_probe, small_probe)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch3_a_table_louder_than_its_tokens_sorts_far_worse(seed: int) -> None:
+    """ex-3-4, part 4: the table at N(0, 1) beside tokens at 0.02 gets much less far in 300 steps."""
+    lopsided = evaluate(drill_model("sort", seed, None, 0.02), SORT, length=16)
+    loud = evaluate(drill_model("sort", seed, None, 1.0), SORT, length=16)
+    assert lopsided.token_accuracy < loud.token_accuracy - 0.3 and lopsided.sequence_accuracy < 0.05, lopsided
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch3_reversal_writes_no_neighbour_band(seed: int) -> None:
+    """ex-3-5: the learned model reverses, and its ledger shows no neighbour band and no readable seat."""
+    mirror = drill_model("reverse", seed, 0.02, None)
+    neighbour, probe = read_ledger(mirror)
+    assert evaluate(mirror, REVERSE, length=16).token_accuracy > 0.9
+    assert abs(neighbour) < 0.2 and probe > 0.7 * MIDDLE_GUESS, (neighbour, probe)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

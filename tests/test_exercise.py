@@ -49,7 +49,7 @@ def test_a_slip_is_named_at_once_and_hinted_at_the_second_time():
     assert second.hint == "twice means times two."
     other = DOUBLING.check(lambda x: x + 3, quiet=True)
     assert other.message == "twice(1): it returned 4, expected another" and other.hint == "try it by hand for 5."
-    assert DOUBLING.check(lambda x: x + 3, quiet=True).hint == "try it by hand for 5. what is 5 + 5?"
+    assert DOUBLING.check(lambda x: x + 3, quiet=True).hint == "try it by hand for 5. What is 5 + 5?"
 
 
 def test_a_hidden_call_s_verdict_names_the_slip_but_not_the_input_or_the_answer():

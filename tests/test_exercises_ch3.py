@@ -168,7 +168,7 @@ def test_correct_layers_pass(answer: type[nn.Module], verdict) -> None:
         (PlainTensor, "no trainable parameters", "how does a module register one?"),
         (PositionsOnly, "the tokens went missing", "does not replace it"),
         (NoSlice, "do not agree", "only T of the table's max_len rows"),
-        (DefaultInit, "starts with standard deviation above 0.02", "needs another one afterwards"),
+        (DefaultInit, "starts with standard deviation above 0.02", "asks for another scale"),
         (NoLengthCheck, "raised IndexError", "check the length first"),
         (VagueError, "does not say what the limit is: sequence too long", "how much to shorten"),
         (Stub, "not written yet", ""),
@@ -229,7 +229,9 @@ def test_correct_counts_pass(answer, verdict) -> None:
         (lambda scheme, max_len, d_model: max_len + d_model if scheme == "learned" else 0, "grows by one", "one row"),
         (lambda scheme, max_len, d_model: (max_len - 1) * d_model if scheme == "learned" else 0, "one row too few",
          "rows 0, 1 and 2"),
-        (lambda scheme, max_len, d_model: max_len * d_model if scheme != "none" else 0, "scheme (sinusoidal)",
+        (lambda scheme, max_len, d_model: (max_len + 1) * d_model if scheme == "learned" else 0, "one row too many",
+         "rows 0, 1 and 2"),
+        (lambda scheme, max_len, d_model: max_len * d_model if scheme != "none" else 0, "the sinusoidal scheme costs",
          "nothing to change"),
         (lambda scheme, max_len, d_model: float(max_len * d_model) if scheme == "learned" else 0, "plain Python int",
          "into a Python int"),
@@ -237,7 +239,7 @@ def test_correct_counts_pass(answer, verdict) -> None:
          ""),
         (lambda scheme, max_len, d_model: 2 * max_len * d_model if scheme == "learned" else 0, "by hand", "only the"),
     ],
-    ids=["added", "off-by-one", "sinusoids-counted", "float", "none-counted", "unknown"],
+    ids=["added", "off-by-one", "one-too-many", "sinusoids-counted", "float", "none-counted", "unknown"],
 )  # fmt: skip
 def test_typical_count_mistakes_are_named_then_hinted(answer, says: str, then: str, verdict) -> None:
     assert not check_position_parameters(answer)

@@ -205,7 +205,7 @@ def test_reference_solutions_pass(verdict, checker, solution):
         (check_bert_sum, stub, "not written yet", ""),
         (check_bert_sum, ignores_position_ids, "still reads rows 0 … T − 1", "says which row"),
         (check_padded_position_ids, plain_arange, "count the padding", "when it stands alone"),
-        (check_padded_position_ids, counts_from_one, "one seat too far", "not up to and including it"),
+        (check_padded_position_ids, counts_from_one, "one seat too far", "at a sentence's first real token"),
         (check_padded_position_ids, pads_at_minus_one, "got −1", "which id a padding position gets"),
         (check_padded_position_ids, pads_at_one, "padding positions got 1", ""),
         (check_padded_position_ids, assumes_right_padding, "padding comes first", "zeros of the mask"),

@@ -109,3 +109,19 @@ def test_the_answers_name_an_exercise_of_the_chapter() -> None:
     assert giveaways(nb, {"ex-9-2": ("12",)}) == [
         "ex-9-2: the chapter declares its answers, but has no exercise with that label."
     ]
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda path: path.stem)
+def test_a_solution_s_prose_in_its_closing_cell_stays_out_of_the_handout(path: Path) -> None:
+    """A solution's explanation written in the cell that closes it (before ``{solution-end}``) is part of the
+    solution: the student edition must cut it as it cuts the rest (it once sat right under the stub)."""
+    from tools.stubs import student_notebook
+
+    nb = read(path)
+    closing = [
+        cell.source.split("```{solution-end}")[0].strip() for cell in nb.cells if "{solution-end}" in cell.source
+    ]
+    prose = [text.splitlines()[0] for text in closing if text and "{solution-start}" not in text]
+    student = "\n".join(cell.source for cell in student_notebook(nb, handout=True).cells)
+    leaked = [line for line in prose if line in student]
+    assert not leaked, f"{path.name}: " + " | ".join(leaked)

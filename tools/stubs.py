@@ -106,14 +106,18 @@ def _exercise_as_markdown(directive: Directive) -> str:
 
 def _rewrite_markdown(text: str, handout: bool) -> str:
     """``text`` with solutions cut out, gates turned into "your turn" notes, and (handouts) exercises as markdown."""
-    pieces, position = [], 0
+    pieces, position, opened = [], 0, 0
     for directive in directives(text):
         pieces.append(text[position : directive.start])
         if directive.name == "solution-start":
             pieces.append(_your_turn(directive.argument))
+            opened = len(pieces)
+        elif directive.name == "solution-end":
+            del pieces[opened:]  # the solution's own prose, written in the cell that closes it
+            opened = 0
         elif directive.name == "exercise" and handout:
             pieces.append(_exercise_as_markdown(directive))
-        elif directive.name not in ("solution", "solution-end"):
+        elif directive.name != "solution":
             pieces.append(text[directive.start : directive.end])
         position = directive.end
     pieces.append(text[position:])

@@ -100,7 +100,8 @@ def _judge_layer(got: Any, expected: Any, one: Any) -> Slip | None:
         return Slip(
             says=f"the table starts with standard deviation {'above' if std > 0.04 else 'below'} 0.02, the scale the"
             " statement asks for: measure yours.",
-            then="a freshly built nn.Embedding has its own initialisation: the table needs another one afterwards.",
+            then="the starting values come from whatever built the table (a fresh nn.Embedding draws them from"
+            " N(0, 1)), and the statement asks for another scale.",
         )
     if not got["outputs"]:  # the wide layer: only its parameters and scale are checked
         return None
@@ -233,9 +234,13 @@ POSITION_PARAMETERS = Exercise(
             then="a table with max_len = 3 has rows 0, 1 and 2.",
         ),
         Slip(
+            lambda scheme, max_len, d_model: (max_len + 1) * d_model if scheme == "learned" else 0,
+            says="you counted one row too many: how many positions run from 0 to max_len − 1?",
+            then="a table with max_len = 3 has rows 0, 1 and 2.",
+        ),
+        Slip(
             lambda scheme, max_len, d_model: max_len * d_model if scheme != "none" else 0,
-            says="the sinusoidal scheme ({scheme}) costs something in your count: ask what gradient descent updates"
-            " there.",
+            says="the {scheme} scheme costs something in your count: ask what gradient descent updates there.",
             then="a table that a formula recomputes every time gives the optimiser nothing to change.",
         ),
         Slip(
@@ -244,7 +249,7 @@ POSITION_PARAMETERS = Exercise(
         ),
     ],
     otherwise=Slip(
-        says="work out a small case by hand, a learned table of 2 rows of width 3, and compare.",
+        says="work out a small case by hand (a learned table of 2 rows of width 3) and compare:",
         then="only the learned scheme keeps numbers that training changes.",
     ),
 )

@@ -267,7 +267,7 @@ PADDED_POSITION_IDS = Exercise(
         Slip(
             _ids_slip("from_one"),
             says="your real tokens start one seat too far: the first real token of each row reads row 1.",
-            then="count the real tokens before a token, not up to and including it.",
+            then="seats count from 0: what does your count give at a sentence's first real token?",
         ),
         Slip(
             _ids_slip("pads_negative"),
