@@ -236,6 +236,21 @@ def test_a_solution_without_functions_leaves_only_the_mark():
     assert stubs.stub("answer = 6 * 7\nprint(answer)", "ex-1-1") == stubs.STUB_MARK
 
 
+def test_the_prose_answer_in_a_solution_ends_cell_is_cut_out():
+    """A gated solution's prose often shares a cell with its ``solution-end``: that prose is the answer too."""
+    fence = "```"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_markdown_cell(f"{fence}{{solution-start}} ex-1-1\n:class: dropdown\n{fence}"),
+        nbformat.v4.new_code_cell('def f(x: int) -> int:\n    """Twice x."""\n    return 2 * x'),
+        nbformat.v4.new_markdown_cell(f"The score depends on m + n.\n\n{fence}{{solution-end}}\n{fence}"),
+        nbformat.v4.new_code_cell("check_f(f);"),
+    ]
+    for handout in (False, True):
+        text = "\n".join(cell.source for cell in stubs.student_notebook(nb, handout=handout).cells)
+        assert "m + n" not in text and stubs.STUB_MARK in text, text
+
+
 def test_a_solution_that_is_not_python_is_named():
     with pytest.raises(ValueError, match="ex-2-1"):
         stubs.stub("%timeit f()", "ex-2-1")

@@ -105,7 +105,10 @@ def _exercise_as_markdown(directive: Directive) -> str:
 
 
 def _rewrite_markdown(text: str, handout: bool) -> str:
-    """``text`` with solutions cut out, gates turned into "your turn" notes, and (handouts) exercises as markdown."""
+    """``text`` with solutions cut out, gates turned into "your turn" notes, and (handouts) exercises as markdown.
+
+    Text before a ``solution-end`` in the same cell is the end of the gated solution (its prose answer): cut out.
+    """
     pieces, position, opened = [], 0, 0
     for directive in directives(text):
         pieces.append(text[position : directive.start])

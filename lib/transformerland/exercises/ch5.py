@@ -178,7 +178,7 @@ STEPS_TO_REACH = Exercise(
         Slip(
             lambda losses, target, window: _steps(losses, target, window, start=window - 1),
             says="your window looks ahead: at step t it holds losses after t.",
-            then="the window that ends at step t holds the `window` losses measured up to step t.",
+            then="which index of `losses` holds the loss measured at step t, and does your window end there?",
         ),
         Slip(
             lambda losses, target, window: len(losses),
@@ -187,7 +187,8 @@ STEPS_TO_REACH = Exercise(
     ],
     otherwise=Slip(
         says="walk along the curve by hand and find the first step whose window mean is at or below the target.",
-        then="a step t counts once the mean of losses[t - window : t] is at or below the target.",
+        then="for one step t, list the indices of the losses you average: how many are there, and when was the"
+        " last of them measured?",
     ),
 )
 
@@ -249,8 +250,8 @@ def _judge_windows(spans: Any, expected: Any, one: Call) -> Slip | None:
     if min(end_a - start_b for (_, end_a), (start_b, _) in pairwise(spans)) < window - stride:
         return Slip(
             says="two consecutive windows share fewer positions than window − stride.",
-            then="move each window on by `stride`, not by `window`: the overlap gives a new window's first tokens"
-            " their context.",
+            then="how far apart are the starts of two of your windows, and how far apart should they be? The overlap"
+            " gives a new window's first tokens their context.",
         )
     if any(b - a > stride for a, b in pairwise(starts)):
         return Slip(
