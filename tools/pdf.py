@@ -43,14 +43,17 @@ from tools.student_edition import copy_sources, student_config
 EDITIONS = ("full", "student")
 #: The file each edition writes into the output folder.
 FILE_NAMES = {"full": "apple-in-transformerland.pdf", "student": "apple-in-transformerland-student.pdf"}
-#: How long Chromium may take to load the page, typeset its formulas and draw its figures (milliseconds).
-RENDER_TIMEOUT_MS = 120_000
+#: How long Chromium may take to load the page, typeset its formulas and draw its figures (milliseconds): a
+#: minute on a quiet 2-core machine, far more on a busy one.
+RENDER_TIMEOUT_MS = 600_000
 #: The printed page: A4, with room at the foot for the page number.
 PAGE = {"format": "A4", "margin": {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}}
 FOOTER = (
     '<div style="width:100%;font-size:8pt;color:#555;text-align:center;font-family:sans-serif;">'
     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>'
 )
+#: The text's width on that page in CSS pixels (96 to the inch): A4's 210 mm less both margins.
+VIEWPORT = {"width": round((210 - 32) / 25.4 * 96), "height": 1000}
 #: How many device pixels per CSS pixel an interactive figure's still image gets (sharp in print).
 FIGURE_SCALE = 3
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -134,8 +137,9 @@ def build_html(source: Path) -> Path:
 #: Run in the page once it has loaded, before printing. Each page of the book (a ``document-`` anchor of the
 #: single page, then its section) becomes a top-level heading that starts a new sheet, so that the outline has
 #: one entry per chapter; links to the page itself (cross-references, citations) become links inside the PDF;
-#: folded content is unfolded. Then MathJax and every Vega-Altair figure are waited for, and each figure becomes
-#: a still image of its drawing (with its alt text) and a line naming the state of its controls.
+#: folded content is unfolded. Then MathJax is waited for, and a displayed formula wider than the page is made
+#: smaller until it fits; every Vega-Altair figure is waited for, and each becomes a still image of its drawing
+#: (with its alt text) and a line naming the state of its controls.
 PREPARE_PAGE = r"""
 async ({scale, timeout}) => {
   for (const anchor of document.querySelectorAll('span[id^="document-"]')) {
@@ -161,6 +165,10 @@ async ({scale, timeout}) => {
   document.querySelectorAll('details').forEach(d => { d.open = true; });
   document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
   if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
+  for (const formula of document.querySelectorAll('mjx-container[display="true"]')) {
+    const room = formula.clientWidth, needs = formula.scrollWidth;
+    if (room > 0 && needs > room) { formula.style.fontSize = `${Math.floor(100 * room / needs)}%`; }
+  }
   const figures = [...document.querySelectorAll('.cell_output div[id^="figure-"]')];
   const start = Date.now();
   while (figures.some(f => !f.querySelector('svg'))) {
@@ -183,7 +191,7 @@ async ({scale, timeout}) => {
     context.drawImage(drawing, 0, 0, canvas.width, canvas.height);
     const still = document.createElement('img');
     still.src = canvas.toDataURL('image/png');
-    still.alt = svg.getAttribute('aria-label') || '';
+    still.alt = figure.getAttribute('aria-label') || svg.getAttribute('aria-label') || '';  // vega-embed's alt text
     still.className = 'pdf-still-figure';
     still.style.width = box.width + 'px';
     const states = [...figure.querySelectorAll('.vega-bind')].map(bind => {
@@ -198,6 +206,7 @@ async ({scale, timeout}) => {
     note.textContent = 'Interactive on the site; shown here' +
       (states.length ? ' with ' + states.join(', ') : ' as it first appears') + '.';
     figure.replaceChildren(still, note);
+    ['role', 'aria-roledescription', 'aria-label'].forEach(name => figure.removeAttribute(name));  // the image's now
   }
   const headings = [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]
     .filter(heading => heading.getClientRects().length)
@@ -262,7 +271,7 @@ def print_pdf(page_html: Path, pdf: Path, title: str) -> int:
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page()
+            page = browser.new_page(viewport=VIEWPORT)  # laid out at the page's width, as it will be printed
 
             def local_only(route) -> None:  # the book is whole on disk; nothing may come from the network
                 if route.request.url.startswith("file:"):
@@ -273,8 +282,11 @@ def print_pdf(page_html: Path, pdf: Path, title: str) -> int:
 
             page.route("**/*", local_only)
             page.emulate_media(media="print")
+            start = time.monotonic()
             page.goto(page_html.resolve().as_uri(), wait_until="load", timeout=RENDER_TIMEOUT_MS)
             found = page.evaluate(PREPARE_PAGE, {"scale": FIGURE_SCALE, "timeout": RENDER_TIMEOUT_MS})
+            print(f"  loaded, typeset and drawn in {time.monotonic() - start:.0f} s", flush=True)
+            start = time.monotonic()
             page.evaluate("title => { document.title = title; }", title)
             page.pdf(
                 path=str(pdf),
@@ -286,6 +298,7 @@ def print_pdf(page_html: Path, pdf: Path, title: str) -> int:
                 tagged=True,
                 **PAGE,
             )
+            print(f"  printed in {time.monotonic() - start:.0f} s", flush=True)
         finally:
             browser.close()
     if outside:
@@ -303,7 +316,10 @@ def build(root: Path = ROOT, out: Path | None = None, edition: str = "full") -> 
         source = Path(folder)
         prepare(root, source, edition)
         title = yaml.safe_load((source / "_config.yml").read_text(encoding="utf-8")).get("title", "Book")
-        print_pdf(build_html(source), pdf, title)
+        start = time.monotonic()
+        page = build_html(source)
+        print(f"  the single page built in {time.monotonic() - start:.0f} s", flush=True)
+        print_pdf(page, pdf, title)
     return pdf
 
 
@@ -314,6 +330,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="the folder the PDF goes into (default: ROOT/_build/pdf)")
     args = parser.parse_args()
     start = time.monotonic()
+    print(f"Printing the {args.edition} edition from the chapters' cached outputs...", flush=True)
     try:
         pdf = build(args.root.resolve(), args.out, args.edition)
     except MissingOutputs as error:
