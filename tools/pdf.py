@@ -166,7 +166,7 @@ async ({scale, timeout}) => {
   document.querySelectorAll('.toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
   if (window.MathJax && MathJax.startup) { await MathJax.startup.promise; }
   for (const formula of document.querySelectorAll('mjx-container[display="true"]')) {
-    const room = formula.clientWidth, needs = formula.scrollWidth;
+    const room = formula.parentElement.clientWidth, needs = formula.scrollWidth;  // it grows with its formula
     if (room > 0 && needs > room) { formula.style.fontSize = `${Math.floor(100 * room / needs)}%`; }
   }
   const figures = [...document.querySelectorAll('.cell_output div[id^="figure-"]')];
