@@ -43,8 +43,8 @@ from tools.student_edition import copy_sources, student_config
 EDITIONS = ("full", "student")
 #: The file each edition writes into the output folder.
 FILE_NAMES = {"full": "apple-in-transformerland.pdf", "student": "apple-in-transformerland-student.pdf"}
-#: How long Chromium may take to load the page, typeset its formulas and draw its figures (milliseconds): a
-#: minute on a quiet 2-core machine, far more on a busy one.
+#: How long Chromium may take to load the page, typeset its formulas and draw its figures (milliseconds): about
+#: a minute on the shared 2-core machine (51 s and 73 s measured), generous for a busier one.
 RENDER_TIMEOUT_MS = 600_000
 #: The printed page: A4, with room at the foot for the page number.
 PAGE = {"format": "A4", "margin": {"top": "16mm", "bottom": "18mm", "left": "16mm", "right": "16mm"}}
