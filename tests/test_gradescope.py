@@ -128,7 +128,9 @@ def test_results_json_is_written_even_when_the_grader_crashes(
     data = gradescope.run(root)
     written = json.loads((root / "results" / "results.json").read_text())
     assert written == data and data["score"] == 0 and "autograder failed" in data["output"]
-    assert [(test["name"], test["status"]) for test in data["tests"]] == [("ex-1-2: single-head attention, with and without a mask", "failed")]
+    assert [(test["name"], test["status"]) for test in data["tests"]] == [
+        ("ex-1-2: single-head attention, with and without a mask", "failed")
+    ]
     (root / "source" / "autograder.json").write_text("not json")
     data = gradescope.run(root)
     assert json.loads((root / "results" / "results.json").read_text())["score"] == 0

@@ -143,7 +143,8 @@ def student_notebook(nb: nbformat.NotebookNode, handout: bool) -> nbformat.Noteb
     cells = []
     for index, cell in enumerate(nb.cells):
         if index in labels:
-            if cell.cell_type == "code":  # markdown between the gates is part of the solution: dropped
+            hidden = "remove-cell" in cell.metadata.get("tags", [])  # the solution's own checks: no stub for them
+            if cell.cell_type == "code" and not hidden:  # markdown between the gates is part of the solution
                 cell.source = stub(cell.source, labels[index])
                 cell.outputs, cell.execution_count = [], None
                 cell.metadata["tags"] = [tag for tag in cell.metadata.get("tags", []) if tag != "solution"]
