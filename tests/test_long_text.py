@@ -44,7 +44,7 @@ def test_bucket_means_average_runs_of_positions_and_keep_a_short_last_run():
         (lambda m: token_losses(m, torch.zeros(2, 4, dtype=torch.long)), ValueError, "one text"),
         (lambda m: token_losses(m, torch.zeros(1, 1, dtype=torch.long)), ValueError, "at least 2"),
         (lambda m: token_losses(m, torch.zeros(1, 4, dtype=torch.long), chunk=0), ValueError, "chunk"),
-        (lambda m: bucket_means(torch.zeros(0), 4), ValueError, "non-empty"),
+        (lambda m: bucket_means(torch.zeros(0), 4), ValueError, "at least one loss"),
         (lambda m: bucket_means(torch.zeros(5), 0), ValueError, "width"),
     ],
 )

@@ -411,7 +411,8 @@ class Exercise:
                 says = _filled(slip.says, self.reference, one, hidden)
                 then = _filled(slip.then, self.reference, one, hidden) if stage(slip.says) >= 2 else ""
                 message = f"{where}: {problem}" if problem else f"{where}: {says}"
-                joined = says + (" " + then[:1].upper() + then[1:] if then else "")  # two sentences, one hint
+                second = then[:1].upper() + then[1:] if says.endswith((".", "?", "!")) else then  # a new sentence
+                joined = says + (" " + second if then else "")
                 return self._result(False, message, joined if problem else then)
         agree = f"all {len(calls)} calls agree" if len(calls) > 1 else "its call agrees"
         return self._result(True, f"{self.what or self.function}: {agree}.", "")
