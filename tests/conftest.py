@@ -126,3 +126,11 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         line = ", ".join(f"{count} {what}" for what, count in sorted(COUNTS.items()))
         terminalreporter.write_sep("-", "the library's contract")
         terminalreporter.write_line(line)
+
+
+@pytest.fixture(autouse=True)
+def fresh_stages() -> None:
+    """Each test starts with no slip seen before (a checker's hint stages live in the kernel)."""
+    from transformerland.exercises import exercise
+
+    exercise._SEEN.clear()

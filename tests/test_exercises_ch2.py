@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 import torch
 from transformerland.encodings import sinusoidal_encoding, tensor2tensor_encoding
-from transformerland.exercises import exercise
 from transformerland.exercises.ch2 import (
     FIRST_NEAR_REPEAT,
     SINUSOIDAL_ENCODING,
@@ -17,13 +16,6 @@ from transformerland.exercises.ch2 import (
     check_sinusoidal_encoding,
     check_wavelength,
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_stages():
-    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
-    exercise._SEEN.clear()
-
 
 # --- ex-2-1: the table from the formula ----------------------------------------------------------
 

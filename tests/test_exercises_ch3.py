@@ -6,20 +6,12 @@ import pytest
 import torch
 from torch import nn
 from transformerland.encodings import LearnedPositionalEmbedding
-from transformerland.exercises import exercise
 from transformerland.exercises.ch3 import (
     LEARNED_POSITIONS,
     POSITION_PARAMETERS,
     check_learned_positions,
     check_position_parameters,
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_stages():
-    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
-    exercise._SEEN.clear()
-
 
 # ex-3-1 ---------------------------------------------------------------------------------
 

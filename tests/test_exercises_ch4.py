@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.exercises import exercise
 from transformerland.exercises.ch4 import (
     EXERCISES,
     check_bert_sum,
     check_most_alike_pair,
     check_padded_position_ids,
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_stages():
-    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
-    exercise._SEEN.clear()
-
 
 # ex-4-1 ------------------------------------------------------------------------------------
 

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 import pytest
 import torch
-from transformerland.exercises import exercise
 from transformerland.exercises.ch5 import (
     INTERPOLATE_TABLE,
     SLIDING_WINDOWS,
@@ -17,19 +16,7 @@ from transformerland.exercises.ch5 import (
 )
 from transformerland.remedies import interpolate_table, window_spans
 
-
-@pytest.fixture(autouse=True)
-def fresh_stages():
-    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
-    exercise._SEEN.clear()
-
-
-def named_then_hinted(checker, wrong, says):
-    """The first try names the slip with no hint; the second adds the stronger hint."""
-    first = checker(wrong)
-    assert not first and says in first.message and not first.hint, first
-    second = checker(wrong)
-    assert not second and says in second.message and second.hint, second
+from tests.checkers import named_then_hinted
 
 
 def interpolate_reference(table: torch.Tensor, new_len: int) -> torch.Tensor:

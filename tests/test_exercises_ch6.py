@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 import torch
 from transformerland.encodings import apply_rotary, interpolated_positions, rotary_angles
-from transformerland.exercises import exercise
 from transformerland.exercises.ch6 import (
     ALIBI_SLOPES,
     INTERPOLATED_FREQUENCIES,
@@ -15,20 +14,7 @@ from transformerland.exercises.ch6 import (
     check_rope_rotate,
 )
 
-
-@pytest.fixture(autouse=True)
-def fresh_stages():
-    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
-    exercise._SEEN.clear()
-
-
-def named_then_hinted(checker, wrong, says):
-    """The first try names the slip with no hint; the second adds the stronger hint."""
-    first = checker(wrong)
-    assert not first and says in first.message and not first.hint, first
-    second = checker(wrong)
-    assert not second and says in second.message and second.hint, second
-
+from tests.checkers import named_then_hinted
 
 # --- ex-6-1: RoPE on one vector --------------------------------------------------------------------------
 

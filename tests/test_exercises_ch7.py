@@ -7,7 +7,6 @@ import math
 
 import pytest
 import torch
-from transformerland.exercises import exercise
 from transformerland.exercises.ch7 import (
     EXERCISES,
     GGUF_UNPERMUTE,
@@ -17,20 +16,7 @@ from transformerland.exercises.ch7 import (
 )
 from transformerland.llm import position_ids_from_mask
 
-
-@pytest.fixture(autouse=True)
-def fresh_stages():
-    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
-    exercise._SEEN.clear()
-
-
-def named_then_hinted(checker, wrong, says):
-    """The first try names the slip without a hint; the second adds one."""
-    first = checker(wrong)
-    assert not first and says in first.message and not first.hint, first
-    second = checker(wrong)
-    assert not second and says in second.message and second.hint, second
-
+from tests.checkers import named_then_hinted
 
 # --- ex-7-1: positions from a padding mask ---------------------------------------------------------------
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-from transformerland.exercises import exercise
 from transformerland.exercises.ch9 import (
     BREAK_EVEN_HEADS,
     EXERCISES,
@@ -14,13 +13,6 @@ from transformerland.exercises.ch9 import (
     check_mrope_position_ids,
     check_partial_frequencies,
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_stages():
-    """Each test starts with no slip seen before (the checker's stages live in the kernel)."""
-    exercise._SEEN.clear()
-
 
 # ex-9-1 ------------------------------------------------------------------------------------------
 
