@@ -72,7 +72,7 @@ def cheats(alice_path: Path, marker: str) -> dict[str, nbformat.NotebookNode]:
             """,
         ),
         "prints-passed": with_cells(
-            BOB, after="print('ex-1-1 · PASSED · the last seat: all 3 checks agree.')", drop="check_last_seat("
+            BOB, after="print('ex-1-1 · PASSED · the last seat: all 3 calls agree.')", drop="check_last_seat("
         ),
         "passed-after-not-yet": with_cells(BOB, after="print('ex-1-1 · PASSED · ok')\nprint('ex-1-3 · PASSED · ok')"),
         "other-chapters": with_cells(BOB, after="print('ex-2-1 · PASSED · ok')\nprint('ex-8-4 · PASSED · ok')"),
@@ -222,8 +222,8 @@ def test_every_cheat_fails_and_a_bad_batch_still_gets_a_row_each(tmp_path: Path)
     for student, verdicts in found.items():
         assert set(verdicts) == {"ex-1-1", "ex-1-3"}, f"{student}: rows for {sorted(verdicts)}"
     assert found["alice"] == {
-        "ex-1-1": ("PASSED", "the last seat: all 3 checks agree."),
-        "ex-1-3": ("PASSED", "seats apart: all 4 checks agree."),
+        "ex-1-1": ("PASSED", "the last seat: all 3 calls agree."),
+        "ex-1-3": ("PASSED", "seats apart: all 3 calls agree."),
     }
     for name in [*cheats(folder, marker), "hangs", "memory-hog", "floods-output", "'=HYPERLINK(1)"]:
         assert found[name]["ex-1-1"][0] != "PASSED", f"the cheat {name} passed"
@@ -487,8 +487,10 @@ TAKEN = {
     1: (
         "01_why_order_matters.ipynb", "ex-1-2", "my_attention", "transformerland.attention", "single_head_attention",
         "[0]",
-        "import math, torch\ndef my_attention(x, w_q, w_k, w_v):\n    q, k, v = x @ w_q, x @ w_k, x @ w_v\n"
-        "    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1) @ v",
+        "import math, torch\ndef my_attention(x, w_q, w_k, w_v, mask=None):\n    q, k, v = x @ w_q, x @ w_k, x @ w_v\n"
+        "    scores = q @ k.T / math.sqrt(k.shape[-1])\n"
+        "    if mask is not None:\n        scores = scores.masked_fill(~mask, float('-inf'))\n"
+        "    return torch.softmax(scores, dim=-1) @ v",
     ),
     2: (
         "02_sinusoidal.ipynb", "ex-2-1", "my_sinusoidal_encoding", "transformerland.encodings.sinusoidal",

@@ -41,13 +41,16 @@ EXPECTED_COLAB = (
 #: about 120 characters, which no style can show whole beside the sidebar; each is its chapter's to wrap. A line
 #: found cut and not listed fails, and so does a listed one that is no longer cut (take it off the list).
 LINES_TOO_LONG: dict[str, set[str]] = {
-    "book/02_sinusoidal": {
-        "# speeds 1 and 1/√10 have an irrational ratio, so the hands ",
-    },
     "book/05_extrapolation": {
+        '"""The step after which the mean of the last `window` losses',
         'f"| {scheme} | {extra:,} | {a:.2f} | {c:.2f} | {c - a:+.2f} ',
     },
+    "book/06_relative": {
+        "print(f\"bucket {bucket:2d}: distance {int(seats.min()):3d}{'",
+    },
     "book/07_observatory": {
+        '"""(B, T) mask of 0/1 → (B, T) position ids: each row\'s real',
+        '"""The indices (from 0) of the rotary pairs that complete at',
         'f"{config.num_attention_heads} query heads and {config.num_k',
         'for text in ("The apple fell from the tree because it was ri',
         "pairs_scores = apply_rotary(q3[..., order], base=base) @ app",
@@ -58,13 +61,20 @@ LINES_TOO_LONG: dict[str, set[str]] = {
         '"rope, base 500,000": TinyTransformer(TransformerConfig(task',
         'assert all(above_new[s]["NTK-aware"] < 12 for s in stretched',
         'new_tokens=grid["new_tokens"], wording=grid["wording"]) for ',
+        'ax.plot(list(row), [10 * v for v in row.values()], marker="o',
+        'print("                                            and overl',
+        'print(f"  {len(answered_first)} of {len(dynamic_far)} end an',
     },
     "book/09_todays_variants": {
-        '"""(2 · n_heads · head_dim) / (kv_lora_rank + rope_dim): a k',
         '"a 64-wide head that turns (0.125 to 1) and a dashed line at',
         "MODELS = {name: apply_layer_plan(TinyTransformer(Transformer",
         "SLOWEST = {(d, r): float(sinusoid_frequencies(r)[-1] / sinus",
-        'print(f"slowest rotated pair: {float(first_of_head[-1] / spr',
+        'print(f"slowest rotated pair: {float(slip[-1] / spread[-1]):',
+        '"""Partial rotary\'s frequencies for one head: float64, shape',
+        '"""Qwen2-VL\'s position ids for text, a grid of frames × grid',
+        "def my_mrope_position_ids(text_before: int, frames: int, gri",
+        "key_slowest = my_longrope_frequencies(LONG_HEAD, 10000.0, SH",
+        "seen = float((4100 * query_slowest - 4000 * key_slowest) / q",
     },
 }
 #: Every code line cut at the right edge of a page (what a reader who opens the folded solutions would see), as
