@@ -17,9 +17,12 @@ from tools import gradescope
 HONEST = """\
 import math, torch
 
-def my_attention(x, w_q, w_k, w_v):
+def my_attention(x, w_q, w_k, w_v, mask=None):
     q, k, v = x @ w_q, x @ w_k, x @ w_v
-    return torch.softmax(q @ k.T / math.sqrt(k.shape[-1]), dim=-1) @ v
+    scores = q @ k.T / math.sqrt(k.shape[-1])
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
 """
 UNSCALED = HONEST.replace(" / math.sqrt(k.shape[-1])", "")
 
@@ -77,7 +80,7 @@ def test_run_autograder_grades_the_sample_submissions(zips: dict[str, Path], tmp
     assert honest["score"] == 2 and honest["stdout_visibility"] == "hidden"
     assert "in a sandbox" in honest["output"] and "WITHOUT" not in honest["output"]
     (test,) = honest["tests"]
-    assert test["name"] == "ex-1-2: single-head attention" and test["number"] == "1.2"
+    assert test["name"] == "ex-1-2: single-head attention, with and without a mask" and test["number"] == "1.2"
     assert (test["score"], test["max_score"], test["status"], test["visibility"]) == (2, 2, "passed", "visible")
     wrong = autograde(zips["ch01_autograder.zip"], tmp_path / "wrong", UNSCALED)
     (test,) = wrong["tests"]
