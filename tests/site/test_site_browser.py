@@ -251,7 +251,8 @@ class TestPage:
         assert not unfolded, f"{name}: solutions shown unfolded (give them `:class: dropdown`): {unfolded}"
         loose = page.locator(".tag_solution:not(.solution .tag_solution)").count()
         assert loose == 0, f"{name}: {loose} solution code cell(s) outside the solution-start/solution-end gates"
-        if solutions.count():  # sphinx-togglebutton folds them once the page has loaded: slow on a busy machine
+        if solutions.count():  # the cut-lines test unfolds every toggle on this shared page: load it afresh
+            page.reload()
             page.wait_for_function("document.querySelectorAll('.solution .toggle-button').length > 0", timeout=60_000)
         for solution in solutions.all():
             body = solution.locator(":scope > :not(.admonition-title)").first
