@@ -134,3 +134,17 @@ def fresh_stages() -> None:
     from transformerland.exercises import exercise
 
     exercise._SEEN.clear()
+
+
+@pytest.fixture(scope="session")
+def tiny_llama():
+    """A seeded one-layer transformers Llama of width 32, for the passkey and long-text tests."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=64, rope_parameters={"rope_type": "default", "rope_theta": 1e4},
+    )  # fmt: skip
+    torch.manual_seed(0)
+    return LlamaForCausalLM(config).eval()

@@ -8,18 +8,6 @@ import torch
 from transformerland.experiments.long_text import bucket_means, load_long_text_losses, token_losses
 
 
-@pytest.fixture(scope="module")
-def tiny_llama():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-        num_key_value_heads=2, max_position_embeddings=64, rope_parameters={"rope_type": "default", "rope_theta": 1e4},
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return LlamaForCausalLM(config).eval()
-
-
 def test_token_losses_are_the_cross_entropy_of_the_full_logits(tiny_llama):
     ids = torch.randint(0, 256, (1, 50), generator=torch.Generator().manual_seed(1))
     with torch.no_grad():

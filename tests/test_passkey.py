@@ -35,18 +35,6 @@ class ByteTokenizer:
         return bytes(int(i) % 256 for i in ids).decode(errors="replace")
 
 
-@pytest.fixture(scope="module")
-def tiny_llama():
-    from transformers import LlamaConfig, LlamaForCausalLM
-
-    config = LlamaConfig(
-        vocab_size=256, hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
-        num_key_value_heads=2, max_position_embeddings=64, rope_parameters={"rope_type": "default", "rope_theta": 1e4},
-    )  # fmt: skip
-    torch.manual_seed(0)
-    return LlamaForCausalLM(config).eval()
-
-
 @pytest.mark.parametrize("depth", [0.0, 0.3, 1.0])
 def test_prompt_has_the_exact_length_and_the_needle_at_its_depth(depth):
     prompt = passkey_prompt(ByteTokenizer(), 600, depth, "40721")
