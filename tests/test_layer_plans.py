@@ -13,6 +13,7 @@ from transformerland.layer_plans import (
     local_global_plan,
     sliding_window_mask,
 )
+from transformerland.experiments.layer_plans_lookup import lookup_sweep_accuracy
 from transformerland.model import TinyTransformer, TransformerConfig
 
 
@@ -93,6 +94,8 @@ def test_base_per_layer() -> None:
         (lambda: apply_layer_plan(TinyTransformer(TransformerConfig(8, position="alibi")), []), ValueError, "rope"),
         (lambda: apply_layer_plan(rope_model(1, causal=False), [LayerPlan(window=2)]), ValueError, "not causal"),
         (lambda: compared_plans(window=0), ValueError, "window"),
+        (lambda: lookup_sweep_accuracy("Gemma 3", 0, steps=1), ValueError, "plan must be one of"),
+        (lambda: lookup_sweep_accuracy("RoPE everywhere", -1, steps=1), ValueError, "seed"),
     ],
 )
 def test_bad_input(call, error, match) -> None:
@@ -107,3 +110,10 @@ def test_compared_plans_are_the_published_patterns_and_a_control() -> None:
     assert rope == [LayerPlan()] * 4 and smol == interleaved_plan(4, 4) and gemma == local_global_plan(4, 4, window=8)
     assert [p.window for p in llama] == [8, 8, 8, None] and [p.position for p in llama] == ["rope"] * 3 + ["none"]
     assert local == [LayerPlan("rope", window=8)] * 4  # no global layer at all
+
+
+def test_a_lookup_sweep_point_runs_for_every_plan() -> None:
+    """Two steps of each plan, so that a change to the library cannot break the sweep unseen."""
+    for plan in compared_plans():
+        shares = lookup_sweep_accuracy(plan, 0, steps=2)
+        assert len(shares) == 3 and all(0.0 <= v <= 1.0 for v in shares)

@@ -13,7 +13,8 @@ five sliding-window layers of base 10,000 with one global layer of base 1,000,00
 :class:`~transformerland.model.TinyTransformer` built with ``position="rope"``.
 
 Chapter 9 compares five plans on four layers (:func:`compared_plans`): the published patterns and a
-control with every layer local.
+control with every layer local; :mod:`transformerland.experiments.layer_plans_lookup` measures them on
+a task that needs far context.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .._validation import (
     optional_device,
     require_choice,
     require_elements,
+    require_int,
     require_positive_float,
     require_positive_int,
 )
@@ -146,19 +148,28 @@ def apply_layer_plan(model: nn.Module, plan: Sequence[LayerPlan]) -> nn.Module:
     return model
 
 
-def compared_plans(window: int = 8) -> dict[str, list[LayerPlan]]:
+def compared_plans(window: int = 8, special: int = 3) -> dict[str, list[LayerPlan]]:
     """The five four-layer plans chapter 9 compares, by name; ``window`` is the local layers' window.
 
-    RoPE in every layer; SmolLM3's pattern (layer 4 without positions); Gemma 3's, three to one (layers
-    1-3 local with base 10,000, layer 4 global with base 1,000,000); Llama 4's (layers 1-3 local with
-    RoPE, layer 4 global without positions); and a control with all four layers local, no global layer.
+    RoPE in every layer; SmolLM3's pattern (one layer without positions); Gemma 3's, three to one (three
+    local layers with base 10,000, one global layer with base 1,000,000); Llama 4's (three local layers
+    with RoPE, one global layer without positions); and a control with all four layers local, no global
+    layer. ``special`` is the index of the one layer that differs (NoPE or global): 3, the last, is where
+    "every fourth layer" puts it; 0 puts it first.
     """
     window = require_positive_int(window, "window")
+    special = require_int(special, "special", low=0)
+    if special > 3:
+        raise ValueError(f"special must be the index of one of the four layers, 0 to 3; got {special}.")
     local = LayerPlan("rope", window=window)
+
+    def one_of_four(odd: LayerPlan, others: LayerPlan) -> list[LayerPlan]:
+        return [odd if i == special else others for i in range(4)]
+
     return {
         "RoPE everywhere": [LayerPlan()] * 4,
-        "SmolLM3: 3 RoPE + 1 NoPE": interleaved_plan(4, 4),
-        "Gemma 3: 3 local + 1 global": local_global_plan(4, 4, window=window),
-        "Llama 4: 3 local RoPE + 1 global NoPE": [local] * 3 + [LayerPlan("none")],
+        "SmolLM3: 3 RoPE + 1 NoPE": one_of_four(LayerPlan("none"), LayerPlan()),
+        "Gemma 3: 3 local + 1 global": one_of_four(LayerPlan("rope", 1e6), LayerPlan("rope", 1e4, window)),
+        "Llama 4: 3 local RoPE + 1 global NoPE": one_of_four(LayerPlan("none"), local),
         "all 4 local, no global layer": [local] * 4,
     }
