@@ -1,14 +1,14 @@
 """Chapter 9's layer plans on a task that needs far context, over seeds: the lookup sweep.
 
-Trains the five four-layer plans of :func:`transformerland.encodings.layer_plans.compared_plans` (RoPE everywhere,
-SmolLM3's, Gemma 3's and Llama 4's patterns, and a control with every layer local), with their one global
-or NoPE layer first, on chapter 5's lookup task with the recipe of
-:data:`transformerland.experiments.layer_plans_lookup.LOOKUP_SWEEP`, for each seed, and the plans of its ``"last"`` with that
-layer last too. It records the share of answers right at each evaluation length
-(:func:`~transformerland.experiments.layer_plans_lookup.lookup_sweep_accuracy` is one point). The chapter cannot afford these
-trainings in its 45 s, so it reads the results from the file this script writes (by default the library's
-``data/layer_plans_lookup.json``), with their provenance: the code's commit (and whether the work tree had
-changes), the date, the machine, the versions, the command and the seconds.
+Trains the five four-layer plans of :func:`transformerland.encodings.layer_plans.compared_plans` (RoPE
+everywhere, SmolLM3's, Gemma 3's and Llama 4's patterns, and a control with every layer local), with their
+one global or NoPE layer first, on chapter 5's lookup task with the recipe of
+:data:`transformerland.experiments.layer_plans_lookup.LOOKUP_SWEEP`, for each seed, and the plans of its
+``"last"`` with that layer last too. It records the share of answers right at each evaluation length
+(:func:`~transformerland.experiments.layer_plans_lookup.lookup_sweep_accuracy` is one point). The chapter
+cannot afford these trainings in its 45 s, so it reads the results from the file this script writes (by
+default the library's ``data/layer_plans_lookup.json``), with their provenance: the code's commit (and
+whether the work tree had changes), the date, the machine, the versions, the command and the seconds.
 ``tests/test_layer_plans_lookup.py`` re-runs one point and compares it with the file.
 
 Each training takes about 30 s of one idle CPU core; the points run ``--jobs`` at a time, one core each.

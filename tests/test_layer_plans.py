@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from transformerland.experiments.layer_plans_lookup import lookup_sweep_accuracy
 from transformerland.layer_plans import (
     LayerPlan,
     PlannedSelfAttention,
@@ -13,7 +14,6 @@ from transformerland.layer_plans import (
     local_global_plan,
     sliding_window_mask,
 )
-from transformerland.experiments.layer_plans_lookup import lookup_sweep_accuracy
 from transformerland.model import TinyTransformer, TransformerConfig
 
 
