@@ -148,6 +148,12 @@ def test_turning_pairs_reference_passes_in_any_order(verdict):
             "half as fast",
         ),
         (
+            lambda d, base, L: torch.nonzero(
+                (L - 1) * base ** (-2 * torch.arange(0, d, 2) / d) >= 2 * math.pi
+            ).flatten(),
+            "twice as fast",
+        ),
+        (
             lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(0, d, 2) / d) < 2 * math.pi).flatten(),
             "never complete a turn",
         ),

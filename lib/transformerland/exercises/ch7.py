@@ -280,6 +280,13 @@ TURNING_PAIRS = Exercise(
             then="write the exponent for pair i, then for pair i + 1: how much should it grow?",
         ),
         Slip(
+            lambda head_dim, base, context: torch.nonzero(
+                (context - 1) * _theta(head_dim, base, 4.0) >= 6.283185307179586
+            ).flatten(),
+            says="too few pairs turn: your frequencies fall twice as fast along the pairs. Look at the exponent.",
+            then="the slowest pair's exponent should come close to 1, not to 2.",
+        ),
+        Slip(
             lambda head_dim, base, context: torch.nonzero(rotary_turns(context - 1, head_dim, base) < 1).flatten(),
             says="these are the pairs that never complete a turn; the question asks for the ones that do.",
             then="look at the direction of your comparison.",
