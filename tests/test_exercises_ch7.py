@@ -52,7 +52,8 @@ def test_the_library_s_own_positions_are_refused():
         ),
         (lambda mask: mask.cumsum(dim=1) - 1, "negative position"),
         (lambda mask: mask.cumsum(dim=1)[:, 1:], "same shape as the mask"),
-        (lambda mask: mask.cumsum(dim=1) - 1.5, "not whole numbers"),
+        (lambda mask: mask.cumsum(dim=1) - 1.5, "not an integer tensor"),
+        (lambda mask: (mask.cumsum(dim=1) - 1).clamp(min=0).float(), "not an integer tensor"),
     ],
 )
 def test_position_ids_slips_are_named_then_hinted(wrong, says):

@@ -109,8 +109,9 @@ POSITION_IDS = Exercise(
     slips=[
         Slip(
             when=lambda got, attention_mask: _whole(got) is None,
-            says="your positions are not whole numbers (or not a tensor of them): positions count in whole steps.",
-            then="look at the dtype your computation ends in; a model's position_ids is a tensor of integers.",
+            says="your positions are not an integer tensor (a float or bool dtype, or no tensor at all): a model's "
+            "position_ids hold whole-number counts in an integer dtype.",
+            then="look at the dtype your computation ends in: which step changed it?",
         ),
         Slip(
             when=lambda got, attention_mask: tuple(torch.as_tensor(got).shape) != tuple(attention_mask.shape),
@@ -125,7 +126,7 @@ POSITION_IDS = Exercise(
         Slip(
             lambda attention_mask: attention_mask.cumsum(dim=1),
             says="the real tokens count from 1: the first real token of a row sits at position 0.",
-            then="look at the value your count gives the first real token.",
+            then="your count includes the slot itself: a position counts the real tokens strictly before it.",
         ),
         Slip(
             lambda attention_mask: _arange(attention_mask) - (attention_mask == 0).sum(dim=1, keepdim=True),
@@ -140,7 +141,8 @@ POSITION_IDS = Exercise(
     ],
     otherwise=Slip(
         says="work one padded row out by hand, a left-padded one and a right-padded one, and compare with yours.",
-        then="a real token's position is the number of real tokens before it in its row.",
+        then="a row padded on the left and the same row unpadded must give their real tokens the same positions: "
+        "do yours?",
     ),
 )
 
