@@ -52,7 +52,8 @@ def test_the_library_s_own_positions_are_refused():
         ),
         (lambda mask: mask.cumsum(dim=1) - 1, "negative position"),
         (lambda mask: mask.cumsum(dim=1)[:, 1:], "same shape as the mask"),
-        (lambda mask: mask.cumsum(dim=1) - 1.5, "not whole numbers"),
+        (lambda mask: mask.cumsum(dim=1) - 1.5, "not an integer tensor"),
+        (lambda mask: (mask.cumsum(dim=1) - 1).clamp(min=0).float(), "not an integer tensor"),
     ],
 )
 def test_position_ids_slips_are_named_then_hinted(wrong, says):
@@ -146,6 +147,12 @@ def test_turning_pairs_reference_passes_in_any_order(verdict):
         (
             lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(d // 2) / d) >= 2 * math.pi).flatten(),
             "half as fast",
+        ),
+        (
+            lambda d, base, L: torch.nonzero(
+                (L - 1) * base ** (-2 * torch.arange(0, d, 2) / d) >= 2 * math.pi
+            ).flatten(),
+            "twice as fast",
         ),
         (
             lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(0, d, 2) / d) < 2 * math.pi).flatten(),

@@ -48,15 +48,6 @@ LINES_TOO_LONG: dict[str, set[str]] = {
     "book/06_relative": {
         "print(f\"bucket {bucket:2d}: distance {int(seats.min()):3d}{'",
     },
-    "book/07_observatory": {
-        '"""(B, T) mask of 0/1 → (B, T) position ids: each row\'s real',
-        '"""The indices (from 0) of the rotary pairs that complete at',
-        'f"{config.num_attention_heads} query heads and {config.num_k',
-        'for text in ("The apple fell from the tree because it was ri',
-        "pairs_scores = apply_rotary(q3[..., order], base=base) @ app",
-        "print(f\"{'no position_ids given':24s}: largest difference fr",
-        'print(f"{name}: {value:.0%} of the squared mean pair length ',
-    },
     "book/08_stretching_the_map": {
         '"rope, base 500,000": TinyTransformer(TransformerConfig(task',
         'assert all(above_new[s]["NTK-aware"] < 12 for s in stretched',

@@ -109,8 +109,9 @@ POSITION_IDS = Exercise(
     slips=[
         Slip(
             when=lambda got, attention_mask: _whole(got) is None,
-            says="your positions are not whole numbers (or not a tensor of them): positions count in whole steps.",
-            then="look at the dtype your computation ends in; a model's position_ids is a tensor of integers.",
+            says="your positions are not an integer tensor (a float or bool dtype, or no tensor at all): a model's "
+            "position_ids hold whole-number counts in an integer dtype.",
+            then="look at the dtype your computation ends in: which step changed it?",
         ),
         Slip(
             when=lambda got, attention_mask: tuple(torch.as_tensor(got).shape) != tuple(attention_mask.shape),
@@ -125,7 +126,7 @@ POSITION_IDS = Exercise(
         Slip(
             lambda attention_mask: attention_mask.cumsum(dim=1),
             says="the real tokens count from 1: the first real token of a row sits at position 0.",
-            then="look at the value your count gives the first real token.",
+            then="your count includes the slot itself: a position counts the real tokens strictly before it.",
         ),
         Slip(
             lambda attention_mask: _arange(attention_mask) - (attention_mask == 0).sum(dim=1, keepdim=True),
@@ -140,7 +141,8 @@ POSITION_IDS = Exercise(
     ],
     otherwise=Slip(
         says="work one padded row out by hand, a left-padded one and a right-padded one, and compare with yours.",
-        then="a real token's position is the number of real tokens before it in its row.",
+        then="a row padded on the left and the same row unpadded must give their real tokens the same positions: "
+        "do yours?",
     ),
 )
 
@@ -278,6 +280,13 @@ TURNING_PAIRS = Exercise(
             ).flatten(),
             says="too many pairs turn: your frequencies fall only half as fast along the pairs. Look at the exponent.",
             then="write the exponent for pair i, then for pair i + 1: how much should it grow?",
+        ),
+        Slip(
+            lambda head_dim, base, context: torch.nonzero(
+                (context - 1) * _theta(head_dim, base, 4.0) >= 6.283185307179586
+            ).flatten(),
+            says="too few pairs turn: your frequencies fall twice as fast along the pairs. Look at the exponent.",
+            then="the slowest pair's exponent should come close to 1, not to 2.",
         ),
         Slip(
             lambda head_dim, base, context: torch.nonzero(rotary_turns(context - 1, head_dim, base) < 1).flatten(),
