@@ -406,12 +406,19 @@ def test_the_fixture_handouts_hold_no_solution_and_run_to_not_yet(tmp_path: Path
         assert all(v.startswith("NOT YET · ") and v.endswith(not_yet) for v in verdicts.values()), verdicts
 
 
-def test_the_real_handouts_hold_no_solution(tmp_path: Path):
-    tool("tools.handouts", "--out", str(tmp_path))
-    assert sorted(p.name for p in (tmp_path / "notebooks").glob("*.ipynb")) == [p.name for p in CHAPTERS]
+@pytest.fixture(scope="module")
+def real_handouts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The handouts of every chapter, made once for the tests that read them: the folder they are in."""
+    out = tmp_path_factory.mktemp("handouts")
+    tool("tools.handouts", "--out", str(out))
+    return out
+
+
+def test_the_real_handouts_hold_no_solution(real_handouts: Path):
+    assert sorted(p.name for p in (real_handouts / "notebooks").glob("*.ipynb")) == [p.name for p in CHAPTERS]
     prints = leak_prints(ROOT)
     for path in CHAPTERS:
-        problems = handout_problems(tmp_path / "notebooks" / path.name, prints)
+        problems = handout_problems(real_handouts / "notebooks" / path.name, prints)
         assert not problems, f"{path.name}: {problems}"
         # the search is not blind: in the chapter itself it finds every one of its solutions
         found = {problem.split(":")[0] for problem in handout_problems(path, prints)}
@@ -449,10 +456,9 @@ def hidden_assertions(nb: nbformat.NotebookNode) -> list[str]:
     return found
 
 
-def test_the_real_handouts_hold_no_hidden_answer(tmp_path: Path):
-    tool("tools.handouts", "--out", str(tmp_path))
+def test_the_real_handouts_hold_no_hidden_answer(real_handouts: Path):
     for path in CHAPTERS:
-        chapter, handout = book.read(path), book.read(tmp_path / "notebooks" / path.name)
+        chapter, handout = book.read(path), book.read(real_handouts / "notebooks" / path.name)
         shown = {ast.unparse(ast.parse(c.source)) for c in handout.cells if c.cell_type == "code" and _parses(c.source)}
         shown_text = "\n".join(shown)
         asserted = hidden_assertions(chapter)
