@@ -41,13 +41,6 @@ EXPECTED_COLAB = (
 #: about 120 characters, which no style can show whole beside the sidebar; each is its chapter's to wrap. A line
 #: found cut and not listed fails, and so does a listed one that is no longer cut (take it off the list).
 LINES_TOO_LONG: dict[str, set[str]] = {
-    "book/05_extrapolation": {
-        '"""The step after which the mean of the last `window` losses',
-        'f"| {scheme} | {extra:,} | {a:.2f} | {c:.2f} | {c - a:+.2f} ',
-    },
-    "book/06_relative": {
-        "print(f\"bucket {bucket:2d}: distance {int(seats.min()):3d}{'",
-    },
     "book/08_stretching_the_map": {
         '"rope, base 500,000": TinyTransformer(TransformerConfig(task',
         'assert all(above_new[s]["NTK-aware"] < 12 for s in stretched',
