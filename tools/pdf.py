@@ -333,6 +333,20 @@ def print_pdf(page_html: Path, pdf: Path, title: str) -> int:
     return found["figures"]
 
 
+def page_ranges(pdf: Path) -> list[tuple[str, int, int]]:
+    """Each page of the book in the PDF (its top-level bookmarks): (title, first page, last page), numbered from 1.
+
+    What an instructor extracts to post one chapter as a reading (``book/instructors.md``).
+    """
+    from pypdf import PdfReader
+
+    reader = PdfReader(pdf)
+    tops = [item for item in reader.outline if not isinstance(item, list)]
+    starts = [reader.get_destination_page_number(item) + 1 for item in tops]
+    ends = [start - 1 for start in starts[1:]] + [len(reader.pages)]
+    return [(str(item.title), start, end) for item, start, end in zip(tops, starts, ends, strict=True)]
+
+
 def build(root: Path = ROOT, out: Path | None = None, edition: str = "full") -> Path:
     """Write the ``edition`` of the book at ``root`` as one PDF into ``out``; return its path."""
     out = out or root / "_build" / "pdf"
@@ -361,7 +375,9 @@ def main() -> None:
         pdf = build(args.root.resolve(), args.out, args.edition)
     except MissingOutputs as error:
         raise SystemExit(f"make pdf: {error}") from None
-    print(f"The {args.edition} edition is {pdf} ({time.monotonic() - start:.0f} s).")
+    print(f"The {args.edition} edition is {pdf} ({time.monotonic() - start:.0f} s). Its pages:")
+    for title, first, last in page_ranges(pdf):
+        print(f"  {first:>4}-{last:<4} {title}")
 
 
 if __name__ == "__main__":
