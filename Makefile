@@ -147,7 +147,8 @@ gradescope: $(INSTALLED)
 ## test: everything, in stages: lint; the fast tier; every chapter run once in a fresh Colab-like
 ## runtime, two at a time (their outputs kept for the site, each run also its handout's first run);
 ## then, two at a time, the strict build from those outputs, the site's tests and the other slow tests
-## (student edition, handouts, grader, the sweeps' smoke runs). The Colab-like runtime is made in the background
+## (student edition, handouts, grader, the sweeps' smoke runs); last, alone so that it slows no browser test,
+## the PDF's two editions printed side by side from those outputs and read back. The Colab-like runtime is made in the background
 ## from the start. Each stage's seconds go to test-artifacts/stages.tsv, shown as a table at the end
 ## (`make bench-suite` writes that table into benchmarks/results.md).
 STAGE = $(PYTHON) -m benchmarks.stage
@@ -160,6 +161,7 @@ test:
 	$(STAGE) "fast tests" $(MAKE) --no-print-directory test-fast
 	$(STAGE) chapters $(MAKE) --no-print-directory test-chapters
 	$(STAGE) "slow tests" env CHAPTERS_RAN=yes $(MAKE) --no-print-directory test-slow
+	$(STAGE) pdf $(MAKE) --no-print-directory test-pdf
 	$(PYTHON) -m benchmarks.suite
 
 ## test-fast: the library, the checkers, the conventions and the generated tables; no notebook is
@@ -179,10 +181,10 @@ test-slow: $(INSTALLED)
 	$(PYTHON) -m pytest -m "slow and not seeds" -n 2 --dist worksteal -q --durations=15 --deselect tests/site/test_site_colab.py \
 	  --ignore tests/test_pdf.py
 
-## test-pdf: both PDF editions built from the build's cache and read back (tests/test_pdf.py; run make book first).
-## Not yet part of make test: two of its checks fail today (see the open issue on the PDF).
+## test-pdf: both PDF editions printed from the build's cache, one per worker, side by side, and read back
+## (tests/test_pdf.py; run make book first). make test runs it last, after the browser tests, never beside them.
 test-pdf: $(INSTALLED)
-	$(PYTHON) -m pytest -m slow -q tests/test_pdf.py
+	$(PYTHON) -m pytest -m slow -n 2 --dist loadgroup -q tests/test_pdf.py
 
 ## test-seeds: the seed sweeps (seeds 0, 1 and 2) behind every comparison of trained models that the
 ## chapters state, two at a time (about ten minutes of CPU).

@@ -37,6 +37,7 @@ WHAT = {
     "chapters": "`make test-chapters`: each chapter once in the Colab-like runtime, two at a time",
     "build": "the strict build, from the chapters' cached outputs",
     "slow tests": "`make test-slow` without the build: browser, links, figures, student edition, handouts, grader",
+    "pdf": "`make test-pdf`: the PDF's two editions, printed side by side from the cached outputs, read back",
 }
 
 

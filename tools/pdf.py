@@ -134,14 +134,30 @@ def build_html(source: Path) -> Path:
     return built / "index.html"
 
 
+#: What only the site has, and paper must not show: anything a reader clicks or types into (buttons, such as the
+#: solutions' fold toggles and the header's launch and download buttons; fields; menus), and the chapters' "Open in
+#: Colab" badge or any other link that launches a notebook. ``_static/print.css`` hides them; the page is checked
+#: for any still shown before it is printed.
+SITE_CONTROLS = (
+    "button",
+    "input",
+    "select",
+    "textarea",
+    "[role=button]",
+    "img[src*='colab-badge']",
+    "a[href*='colab.research.google.com']",
+    "a[href*='mybinder.org']",
+)
+
 #: Run in the page once it has loaded, before printing. Each page of the book (a ``document-`` anchor of the
 #: single page, then its section) becomes a top-level heading that starts a new sheet, so that the outline has
 #: one entry per chapter; links to the page itself (cross-references, citations) become links inside the PDF;
 #: folded content is unfolded. Then MathJax is waited for, and a displayed formula wider than the page is made
 #: smaller until it fits; every Vega-Altair figure is waited for, and each becomes a still image of its drawing
-#: (with its alt text) and a line naming the state of its controls.
+#: (with its alt text) and a line naming the state of its controls. Last, it lists every site-only control
+#: (:data:`SITE_CONTROLS`) still shown, which stops the print.
 PREPARE_PAGE = r"""
-async ({scale, timeout}) => {
+async ({scale, timeout, controls: siteControls}) => {
   for (const anchor of document.querySelectorAll('span[id^="document-"]')) {
     const section = anchor.nextElementSibling;
     const heading = section && section.querySelector(':scope > h1, :scope > h2');
@@ -208,6 +224,10 @@ async ({scale, timeout}) => {
     figure.replaceChildren(still, note);
     ['role', 'aria-roledescription', 'aria-label'].forEach(name => figure.removeAttribute(name));  // the image's now
   }
+  const controls = [...document.querySelectorAll(siteControls)]
+    .filter(control => control.getClientRects().length && getComputedStyle(control).visibility !== 'hidden')
+    .map(control => `${control.tagName.toLowerCase()}.${[...control.classList].join('.')} ` +
+      `"${(control.textContent || control.getAttribute('title') || control.getAttribute('alt') || '').trim()}"`);
   const headings = [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]
     .filter(heading => heading.getClientRects().length)
     .map(heading => {
@@ -215,7 +235,7 @@ async ({scale, timeout}) => {
       copy.querySelectorAll('.headerlink').forEach(link => link.remove());
       return copy.textContent.replace(/\s+/g, ' ').trim();
     });
-  return {figures: figures.length, headings};
+  return {figures: figures.length, headings, controls};
 }
 """
 
@@ -284,7 +304,13 @@ def print_pdf(page_html: Path, pdf: Path, title: str) -> int:
             page.emulate_media(media="print")
             start = time.monotonic()
             page.goto(page_html.resolve().as_uri(), wait_until="load", timeout=RENDER_TIMEOUT_MS)
-            found = page.evaluate(PREPARE_PAGE, {"scale": FIGURE_SCALE, "timeout": RENDER_TIMEOUT_MS})
+            found = page.evaluate(
+                PREPARE_PAGE,
+                {"scale": FIGURE_SCALE, "timeout": RENDER_TIMEOUT_MS, "controls": ", ".join(SITE_CONTROLS)},
+            )
+            if found["controls"]:
+                shown = sorted(set(found["controls"]))
+                raise RuntimeError(f"site-only controls would be printed (hide them in _static/print.css): {shown[:5]}")
             print(f"  loaded, typeset and drawn in {time.monotonic() - start:.0f} s", flush=True)
             start = time.monotonic()
             page.evaluate("title => { document.title = title; }", title)
@@ -305,6 +331,20 @@ def print_pdf(page_html: Path, pdf: Path, title: str) -> int:
         raise RuntimeError(f"the page asked the network for {sorted(set(outside))[:5]}: the PDF must build offline")
     name_bookmarks(pdf, found["headings"])
     return found["figures"]
+
+
+def page_ranges(pdf: Path) -> list[tuple[str, int, int]]:
+    """Each page of the book in the PDF (its top-level bookmarks): (title, first page, last page), numbered from 1.
+
+    What an instructor extracts to post one chapter as a reading (``book/instructors.md``).
+    """
+    from pypdf import PdfReader
+
+    reader = PdfReader(pdf)
+    tops = [item for item in reader.outline if not isinstance(item, list)]
+    starts = [reader.get_destination_page_number(item) + 1 for item in tops]
+    ends = [start - 1 for start in starts[1:]] + [len(reader.pages)]
+    return [(str(item.title), start, end) for item, start, end in zip(tops, starts, ends, strict=True)]
 
 
 def build(root: Path = ROOT, out: Path | None = None, edition: str = "full") -> Path:
@@ -335,7 +375,9 @@ def main() -> None:
         pdf = build(args.root.resolve(), args.out, args.edition)
     except MissingOutputs as error:
         raise SystemExit(f"make pdf: {error}") from None
-    print(f"The {args.edition} edition is {pdf} ({time.monotonic() - start:.0f} s).")
+    print(f"The {args.edition} edition is {pdf} ({time.monotonic() - start:.0f} s). Its pages:")
+    for title, first, last in page_ranges(pdf):
+        print(f"  {first:>4}-{last:<4} {title}")
 
 
 if __name__ == "__main__":
