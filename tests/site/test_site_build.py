@@ -121,3 +121,11 @@ def test_every_inline_script_is_written_once_per_page(site: Path):
         if twice:
             repeated[page] = twice
     assert not repeated, f"inline scripts written more than once: {repeated}"
+
+
+def test_no_page_shows_the_tests_marker_comment(site: Path):
+    """``# NBVAL_CHECK_OUTPUT`` is for the tests (sphinx_ext/test_markers.py leaves it out of the pages' code),
+    while the chapters that the site serves for download keep it."""
+    marked = [page for page in PAGES if "NBVAL_CHECK_OUTPUT" in (site / f"{page}.html").read_text()]
+    assert not marked, f"pages that show the tests' marker comment: {marked}"
+    assert any("NBVAL_CHECK_OUTPUT" in path.read_text() for path in NOTEBOOKS), "no chapter has the marker: blind"
