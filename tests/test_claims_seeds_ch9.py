@@ -1,10 +1,11 @@
 """Chapter 9's comparisons between layer plans, checked over seeds 0, 1 and 2 (``make test-seeds``).
 
-The chapter trains five four-layer decoders once, with seed 0, on chapter 5's order-2 Markov source at 32
-tokens (the plans of :func:`~transformerland.layer_plans.compared_plans`: four published patterns and a
-control with every layer local), and states how their losses at 32, 64, 128 and 256 tokens compare. These
-tests retrain them with the chapter's recipe on seeds 0-2 and hold each sentence to the margins the chapter
-asserts. The last test runs the experiment for two steps in the fast tier, so that a change to the library
+The chapter reads five four-layer decoders, trained on seeds 0-2 on chapter 5's order-2 Markov source at 32
+tokens, from its benchmark's results file (the plans of :func:`~transformerland.layer_plans.compared_plans`:
+four published patterns and a control with every layer local), and states how their losses at 32, 64, 128
+and 256 tokens compare. These tests retrain them with the same recipe
+(:func:`~transformerland.experiments.layer_plans_markov.markov_sweep_losses`) and hold each sentence to the
+margins the chapter asserts. The last test runs the experiment for two steps, so that a change to the library
 cannot break it unseen.
 """
 
@@ -14,38 +15,18 @@ from functools import cache
 
 import pytest
 import torch
-from transformerland.layer_plans import apply_layer_plan, compared_plans
-from transformerland.model import TinyTransformer, TransformerConfig
-from transformerland.tasks import MarkovTask
-from transformerland.training import evaluate, train
+from transformerland.experiments.layer_plans_markov import markov_sweep_losses
+from transformerland.layer_plans import compared_plans
 
 SEEDS = (0, 1, 2)
-TASK = MarkovTask(vocab_size=8, order=2, seed=0)
-TRAIN_LENGTH = 32
-EVAL_LENGTHS = (32, 64, 128, 256)
-SIZE = {"d_model": 64, "n_layers": 4, "n_heads": 4, "d_ff": 256, "max_len": 256}
-LOCAL = 8
 NAMES = ("rope", "smollm3", "gemma3", "llama4", "local")
-PLANS = dict(zip(NAMES, compared_plans(window=LOCAL).values(), strict=True))
+PLANS = dict(zip(NAMES, compared_plans(), strict=True))  # short name -> the plan's name
 
 
 @cache
-def losses(plan: str, seed: int, steps: int = 200) -> tuple[float, ...]:
-    """The chapter's model and recipe (200 steps, warm-up 48) with this plan; losses at 32, 64, 128, 256."""
-    config = TransformerConfig(TASK.vocab_size, position="rope", **SIZE)
-    model = apply_layer_plan(TinyTransformer(config, seed=seed), PLANS[plan])
-    train(
-        model,
-        TASK,
-        steps=steps,
-        length=TRAIN_LENGTH,
-        batch_size=32,
-        lr=3e-3,
-        warmup=min(48, steps),
-        seed=seed,
-        progress=False,
-    )
-    return tuple(evaluate(model, TASK, length=n, batch_size=64, n_batches=1).loss for n in EVAL_LENGTHS)
+def losses(plan: str, seed: int, steps: int | None = None) -> tuple[float, ...]:
+    """The chapter's model and recipe (its benchmark's point) with this plan; losses at 32, 64, 128, 256."""
+    return tuple(markov_sweep_losses(PLANS[plan], seed, steps=steps))
 
 
 @pytest.mark.slow

@@ -32,6 +32,20 @@ def partial_without_two(head_dim, factor, base):
     return base ** (-torch.arange(width // 2, dtype=torch.float64) / width)
 
 
+def partial_rounded(head_dim, factor, base):
+    width = round(head_dim * factor)
+    return base ** (-torch.arange(0, width, 2, dtype=torch.float64) / width)
+
+
+def partial_rounded_pairs(head_dim, factor, base):
+    width = round(head_dim * factor)
+    return base ** (-2 * torch.arange(width // 2, dtype=torch.float64) / width)
+
+
+def partial_slowest_first(head_dim, factor, base):
+    return partial(head_dim, factor, base).flip(0)
+
+
 def partial_all_pairs(head_dim, factor, base):
     return base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
 
@@ -106,6 +120,17 @@ def mrope_ids_resume_after_space(before, frames, h, w, after):
     return ids
 
 
+def mrope_ids_rows_swapped(before, frames, h, w, after):
+    return mrope_ids(before, frames, h, w, after)[[0, 2, 1]]
+
+
+def mrope_ids_resume_at_largest(before, frames, h, w, after):
+    ids = mrope_ids(before, frames, h, w, after)
+    end = before + frames * h * w
+    ids[:, end:] -= 1
+    return ids
+
+
 # ex-9-4 ------------------------------------------------------------------------------------------
 
 
@@ -154,6 +179,9 @@ def test_reference_passes(checker, solution, verdict) -> None:
 SLIPS = [
     (check_partial_frequencies, partial_over_head, "which width the exponent"),
     (check_partial_frequencies, partial_without_two, "what i counts"),
+    (check_partial_frequencies, partial_rounded, "makes the width a whole number"),
+    (check_partial_frequencies, partial_rounded_pairs, "makes the width a whole number"),
+    (check_partial_frequencies, partial_slowest_first, "fastest pair first"),
     (check_longrope_frequencies, longrope_multiplied, "what a stretch factor does"),
     (check_longrope_frequencies, longrope_switch_at_original, "already switched lists"),
     (check_longrope_frequencies, longrope_lists_swapped, "the other list of factors"),
@@ -162,6 +190,8 @@ SLIPS = [
     (check_mrope_position_ids, mrope_ids_column_major, "the order in which the patches are read"),
     (check_mrope_position_ids, mrope_ids_image_rule_for_video, "what the time axis is for"),
     (check_mrope_position_ids, mrope_ids_resume_after_space, "which axis reaches furthest"),
+    (check_mrope_position_ids, mrope_ids_rows_swapped, "the order of the three rows"),
+    (check_mrope_position_ids, mrope_ids_resume_at_largest, "reuses the grid's largest id"),
     (check_break_even_heads, heads_at_least, "the boundary of your comparison"),
     (check_break_even_heads, heads_without_values, "what multi-head attention keeps per head"),
     (check_break_even_heads, heads_rope_per_head, "how many rotary keys"),
@@ -210,6 +240,24 @@ def test_the_library_s_own_answers_are_refused() -> None:
         return mrope_position_ids([("text", before), ("image", (frames, h, w)), ("text", after)])
 
     assert "library's own answer" in check_mrope_position_ids(through_the_library).message
+
+    from transformerland.mla import kv_cache_per_token
+
+    def by_trying(head_dim, rank, rope):  # a loop over the library's cache sizes, knowing neither
+        mla = kv_cache_per_token("mla", n_layers=1, kv_lora_rank=rank, rope_dim=rope)
+        n = 1
+        while kv_cache_per_token("mha", n_layers=1, n_heads=n, head_dim=head_dim) <= mla:
+            n += 1
+        return n
+
+    assert "library's own answer" in check_break_even_heads(by_trying).message
+
+
+def test_the_statement_s_whole_width_is_told_from_a_rounded_one() -> None:
+    """48 × 0.6 = 28.8: int() gives the statement's 28, round() 29; a call of the notebook parts them."""
+    from transformerland.exercises.ch9 import PARTIAL_FREQUENCIES
+
+    assert any(int(d * f) != round(d * f) for d, f, _ in (one.args for one in PARTIAL_FREQUENCIES.public))
 
 
 def test_the_boundary_is_told_apart() -> None:

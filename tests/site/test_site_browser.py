@@ -49,17 +49,6 @@ LINES_TOO_LONG: dict[str, set[str]] = {
         'print("                                            and overl',
         'print(f"  {len(answered_first)} of {len(dynamic_far)} end an',
     },
-    "book/09_todays_variants": {
-        '"a 64-wide head that turns (0.125 to 1) and a dashed line at',
-        "MODELS = {name: apply_layer_plan(TinyTransformer(Transformer",
-        "SLOWEST = {(d, r): float(sinusoid_frequencies(r)[-1] / sinus",
-        'print(f"slowest rotated pair: {float(slip[-1] / spread[-1]):',
-        '"""Partial rotary\'s frequencies for one head: float64, shape',
-        '"""Qwen2-VL\'s position ids for text, a grid of frames × grid',
-        "def my_mrope_position_ids(text_before: int, frames: int, gri",
-        "key_slowest = my_longrope_frequencies(LONG_HEAD, 10000.0, SH",
-        "seen = float((4100 * query_slowest - 4000 * key_slowest) / q",
-    },
 }
 #: Every code line cut at the right edge of a page (what a reader who opens the folded solutions would see), as
 #: {where: "code" or "output", lines: [...]}: a block is cut when it scrolls sideways.

@@ -55,9 +55,9 @@ def partial_frequencies(head_dim: int, partial_rotary_factor: float, base: float
     """Partial rotary's ``(r/2,)`` float64 frequencies ``θ_i = base^(-2i/r)``, ``r`` the rotated width.
 
     Spaced over the rotated width, not the head: the slowest pair has ``θ = base^(-(r-2)/r)``, faster
-    than a full head's slowest pair, ``base^(-(d-2)/d)``, by the factor ``base^(2/r - 2/d)``: close for the
-    shares models use (1.41 for Phi-2's d = 80, r = 32), growing quickly as ``r`` shrinks (7.5 for
-    d = 64, r = 8 at base 10,000).
+    than a full head's slowest pair, ``base^(-(d-2)/d)``, by the factor ``base^(2/r - 2/d)``: 1.41 for
+    Phi-2's d = 80, r = 32 and 1.78 for GPT-NeoX-20B's d = 96, r = 24 at base 10,000, growing quickly as
+    ``r`` shrinks (7.5 for d = 64, r = 8).
     """
     return sinusoid_frequencies(rotary_width(head_dim, partial_rotary_factor), require_positive_float(base, "base"))
 

@@ -39,6 +39,9 @@ _FREQUENCIES = (
     "transformerland.encodings.sinusoidal.sinusoid_frequencies",
 )
 
+#: How close a frequency answer must be.
+_FREQUENCY_ANSWER = Tensor(atol=1e-9, rtol=1e-6)
+
 # --- ex-9-1: partial rotary's frequencies -------------------------------------------------------------------
 
 
@@ -53,6 +56,21 @@ def _without_two(head_dim: int, partial_rotary_factor: float, base: float) -> to
     return base ** (-torch.arange(width // 2, dtype=torch.float64) / width)
 
 
+def _rounded(got: object, head_dim: int, partial_rotary_factor: float, base: float) -> bool:
+    """The slip: a rotated width rounded to the nearest whole number (or up) instead of cut down."""
+    width = round(head_dim * partial_rotary_factor)
+    if width == int(head_dim * partial_rotary_factor):
+        return False
+    spaced = -torch.arange(0, width, 2, dtype=torch.float64) / width
+    counted = -2 * torch.arange(width // 2, dtype=torch.float64) / width
+    return any(_FREQUENCY_ANSWER.close(got, base**exponent) for exponent in (spaced, counted))
+
+
+def _slowest_first(head_dim: int, partial_rotary_factor: float, base: float) -> torch.Tensor:
+    """The slip: the right frequencies, slowest pair first."""
+    return partial_frequencies(head_dim, partial_rotary_factor, base).flip(0)
+
+
 PARTIAL_FREQUENCIES = Exercise(
     "ex-9-1",
     "my_partial_frequencies",
@@ -60,14 +78,21 @@ PARTIAL_FREQUENCIES = Exercise(
     what="partial rotary's frequencies",
     reference=partial_frequencies,
     withheld=_FREQUENCIES,
-    public=[call(80, 0.4, 10000.0), call(128, 0.25, 10000.0), call(64, 0.5, 1e6), call(16, 1.0, 10000.0)],
+    public=[
+        call(80, 0.4, 10000.0),
+        call(128, 0.25, 10000.0),
+        call(64, 0.5, 1e6),
+        call(16, 1.0, 10000.0),
+        call(48, 0.6, 10000.0),  # 28.8 dimensions: int() and round() part here
+    ],
     hidden=lambda r: [
         call(40 * r.randrange(1, 5), 0.4, r.choice([1e4, 5e5])),
+        call(96, 0.3, r.choice([1e4, 1e6])),  # 28.8 again, on another head
         call(16 * r.randrange(2, 9), 0.25, 10000.0),
         call(96, 0.25, 10000.0),  # GPT-NeoX-20B's head, never the notebook's
         call(2 * r.randrange(4, 33), 1.0, r.choice([1e4, 1e6])),
     ],
-    answer=Tensor(atol=1e-9, rtol=1e-6),
+    answer=_FREQUENCY_ANSWER,
     slips=[
         Slip(
             _over_head,
@@ -81,6 +106,19 @@ PARTIAL_FREQUENCIES = Exercise(
             says="your frequencies fall too slowly from pair to pair: your slowest is about the square root of the"
             " right one. Look at what i counts in the exponent.",
             then="i numbers the pairs, while the exponent's numerator counts dimensions.",
+        ),
+        Slip(
+            when=_rounded,
+            says="{head_dim} × {partial_rotary_factor} is not a whole number, and your rotated width is one more"
+            " than the statement's: look at how the statement makes the width a whole number.",
+            then="round() goes to the nearest whole number; int() of a positive number drops the fraction. Work"
+            " out both for 48 × 0.6 and count the pairs each gives.",
+        ),
+        Slip(
+            _slowest_first,
+            says="your frequencies are the right ones in the wrong order: the statement asks for the fastest"
+            " pair first.",
+            then="pair 0 turns fastest: its frequency is the largest.",
         ),
     ],
     otherwise=Slip(
@@ -158,6 +196,8 @@ LONGROPE_FREQUENCIES = Exercise(
             lambda d, base, short, long, original, n: _divided(d, base, short if n > original else long),
             says="your frequencies are those of the other list of factors at this length. Look at which list"
             " belongs on which side of the original length.",
+            then="the short factors were searched to keep texts that fit the original context as good as before;"
+            " the long ones to reach past it. Which kind of text is this call's?",
         ),
     ],
     otherwise=Slip(
@@ -203,6 +243,11 @@ def _time_still(before: int, t: int, h: int, w: int, after: int) -> torch.Tensor
     return _resumed(ids, before, t * h * w, before + max(h, w))
 
 
+def _rows_swapped(before: int, t: int, h: int, w: int, after: int) -> torch.Tensor:
+    ids = _mrope(before, t, h, w, after)
+    return ids[[0, 2, 1]]
+
+
 MROPE_POSITION_IDS = Exercise(
     "ex-9-3",
     "my_mrope_position_ids",
@@ -244,6 +289,19 @@ MROPE_POSITION_IDS = Exercise(
             lambda b, t, h, w, a: _resumed(_mrope(b, t, h, w, a), b, t * h * w, b + max(h, w)),
             says="the text after a video that is longer in time than in space reuses ids the video already has."
             " Look at which axis reaches furthest.",
+            then="a video's ids reach as far along time as along its rows and columns: the largest id can be a"
+            " time id.",
+        ),
+        Slip(
+            _rows_swapped,
+            says="your grid's height row holds the column ids and its width row the row ids: look at the order of"
+            " the three rows.",
+            then="the rows are time, height, width, top to bottom; the height id counts rows of patches.",
+        ),
+        Slip(
+            lambda b, t, h, w, a: _resumed(_mrope(b, t, h, w, a), b, t * h * w, b + max(t, h, w) - 1),
+            says="the text after the grid reuses the grid's largest id: it must come after it.",
+            then="the grid's largest id is already taken by its last patch: the next text token needs a new one.",
         ),
     ],
     otherwise=Slip(
@@ -272,6 +330,8 @@ BREAK_EVEN_HEADS = Exercise(
     checker="check_break_even_heads",
     what="the fewest heads for which multi-head attention caches more than MLA",
     reference=_break_even,
+    # a loop over the library's cache sizes would answer without knowing either one
+    withheld=("transformerland.encodings.mla.kv_cache_per_token",),
     public=[call(128, 512, 64), call(32, 256, 32), call(24, 512, 64), call(16, 512, 64)],
     hidden=lambda r: [
         call(8 * r.randrange(13, 24), 512, 64),
@@ -288,6 +348,8 @@ BREAK_EVEN_HEADS = Exercise(
             lambda d, rank, rope: _fewest(lambda n: 2 * n * d >= rank + rope),
             says="with this many heads the two caches are exactly the same size, and the question asks for more."
             " Look at the boundary of your comparison.",
+            then="dividing and rounding up finds the first head count at which multi-head attention caches at"
+            " least as much as MLA; when the division comes out exact, that count is a tie, not more.",
         ),
         Slip(
             lambda d, rank, rope: _fewest(lambda n: n * d > rank + rope),

@@ -1,0 +1,84 @@
+"""Chapter 9's layer plans on the order-2 Markov source, over seeds: the Markov sweep.
+
+Trains the five four-layer plans of :func:`transformerland.encodings.layer_plans.compared_plans`, their one
+global or NoPE layer last, on chapter 5's order-2 Markov source with the recipe of
+:data:`transformerland.experiments.layer_plans_markov.MARKOV_SWEEP`, for each seed, and records the loss at
+each evaluation length (:func:`~transformerland.experiments.layer_plans_markov.markov_sweep_losses` is one
+point). The chapter cannot afford these trainings in its 45 s, so it reads the results from the file this
+script writes (by default the library's ``data/layer_plans_markov.json``), with their provenance.
+``tests/test_layer_plans_markov.py`` re-runs one point and compares it with the file;
+``tests/test_claims_seeds_ch9.py`` retrains every point and holds the chapter's sentences to them.
+
+    python -m benchmarks.layer_plans_markov                          # seeds 0-2, every plan
+    python -m benchmarks.layer_plans_markov --seeds 0 --out /tmp/one.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import platform
+import shlex
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import torch
+import transformerland
+from transformerland.encodings.layer_plans import compared_plans
+from transformerland.experiments.layer_plans_markov import MARKOV_SWEEP, markov_sweep_losses
+
+from benchmarks.layer_plans_lookup import _commit
+
+RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "layer_plans_markov.json"
+
+
+def _point(plan: str, seed: int) -> tuple[str, int, list[float], float]:
+    torch.set_num_threads(1)
+    start = time.perf_counter()
+    losses = markov_sweep_losses(plan, seed)
+    return plan, seed, losses, time.perf_counter() - start
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--jobs", type=int, default=2, help="trainings at once, one CPU core each")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    start = time.perf_counter()
+    plans = compared_plans(MARKOV_SWEEP["window"], MARKOV_SWEEP["special"])
+    losses: dict[str, dict[str, list[float]]] = {plan: {} for plan in plans}
+    points = [(plan, seed) for seed in args.seeds for plan in plans]
+    seconds = []
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        for plan, seed, values, took in pool.map(_point, *zip(*points, strict=True)):
+            losses[plan][str(seed)] = values
+            seconds.append(took)
+            print(f"{plan:40s} seed {seed}: " + " ".join(f"{v:.3f}" for v in values) + f"  ({took:.0f} s)")
+    results = {
+        "setup": MARKOV_SWEEP,
+        "plans": {name: [vars(layer) for layer in plan] for name, plan in plans.items()},
+        "losses": losses,
+        "provenance": {
+            "commit": _commit(),
+            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": f"{platform.machine()} CPU, {platform.system()}, one thread per training, {args.jobs} at once",
+            "seeds": args.seeds,
+            "command": "python -m benchmarks.layer_plans_markov " + shlex.join(sys.argv[1:]),
+            "transformerland": transformerland.__version__,
+            "torch": torch.__version__,
+            "python": platform.python_version(),
+            "seconds_per_training": round(sum(seconds) / len(seconds), 1),
+            "seconds": round(time.perf_counter() - start, 1),
+        },
+    }
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""Chapter 9's layer plans on the order-2 Markov source, over seeds: the losses past the training length.
+
+The chapter compares the five four-layer plans of :func:`~transformerland.encodings.layer_plans.compared_plans`
+(their one odd layer last, where "every fourth layer" puts it) on chapter 5's order-2 Markov source, trained
+at 32 tokens and scored at 32, 64, 128 and 256. Fifteen trainings (five plans, seeds 0-2) do not fit in the
+chapter's time, so ``benchmarks/layer_plans_markov.py`` runs every point (:func:`markov_sweep_losses`) and
+writes the results with their provenance to a data file that the chapter reads (:func:`load_markov_sweep`).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from typing import Any
+
+from .._validation import require_int, require_positive_int
+from ..encodings.layer_plans import apply_layer_plan, compared_plans
+from ..model import TinyTransformer, TransformerConfig
+from ..tasks import MarkovTask
+from ..training import evaluate, train
+
+__all__ = ["MARKOV_SWEEP", "load_markov_sweep", "markov_sweep_losses"]
+
+
+#: The Markov sweep's source, model and recipe: an order-2 source over 8 symbols, four-layer decoders of
+#: width 64 with four heads, windows of 8 and the one global (or NoPE) layer last, trained at 32 tokens for
+#: 200 steps and scored at 32, 64, 128 and 256 tokens on the same held-out sequences for every plan.
+MARKOV_SWEEP: dict[str, Any] = {
+    "task": {"vocab_size": 8, "order": 2, "seed": 0},
+    "size": {"d_model": 64, "n_layers": 4, "n_heads": 4, "d_ff": 256, "max_len": 256},
+    "window": 8,
+    "special": 3,
+    "recipe": {"steps": 200, "length": 32, "batch_size": 32, "lr": 3e-3, "warmup": 48},
+    "eval_lengths": [32, 64, 128, 256],
+    "eval": {"batch_size": 64, "n_batches": 1},
+}
+
+
+def markov_sweep_losses(plan: str, seed: int, steps: int | None = None) -> list[float]:
+    """One point of the Markov sweep: train ``plan`` (a name of :func:`compared_plans`) with ``seed``.
+
+    Returns the mean next-token loss (nats) at each of ``MARKOV_SWEEP["eval_lengths"]``. ``steps``
+    overrides the recipe's (a quick check).
+    """
+    plans = compared_plans(MARKOV_SWEEP["window"], MARKOV_SWEEP["special"])
+    if plan not in plans:
+        raise ValueError(f"plan must be one of {sorted(plans)}, got {plan!r}.")
+    seed = require_int(seed, "seed", low=0)
+    recipe = dict(MARKOV_SWEEP["recipe"])
+    if steps is not None:
+        recipe["steps"] = require_positive_int(steps, "steps")
+        recipe["warmup"] = min(recipe["warmup"], recipe["steps"])
+    task = MarkovTask(**MARKOV_SWEEP["task"])
+    config = TransformerConfig(task.vocab_size, position="rope", **MARKOV_SWEEP["size"])
+    model = apply_layer_plan(TinyTransformer(config, seed=seed), plans[plan])
+    train(model, task, seed=seed, progress=False, device="cpu", **recipe)
+    return [
+        evaluate(model, task, length=n, device="cpu", **MARKOV_SWEEP["eval"]).loss for n in MARKOV_SWEEP["eval_lengths"]
+    ]
+
+
+def load_markov_sweep() -> dict[str, Any]:
+    """The Markov sweep measured by ``benchmarks/layer_plans_markov.py`` and shipped with the library.
+
+    A dict with ``"setup"`` (:data:`MARKOV_SWEEP` as it was run), ``"losses"`` (plan name → seed, as a
+    string → the losses at each evaluation length) and ``"provenance"`` (commit, date, machine, versions,
+    command, seconds).
+    """
+    text = importlib.resources.files("transformerland").joinpath("data/layer_plans_markov.json").read_text()
+    return json.loads(text)
