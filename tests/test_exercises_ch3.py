@@ -8,9 +8,9 @@ from torch import nn
 from transformerland.encodings import LearnedPositionalEmbedding
 from transformerland.exercises.ch3 import (
     LEARNED_POSITIONS,
-    POSITION_PARAMETERS,
+    LONGEST_LEDGER,
     check_learned_positions,
-    check_position_parameters,
+    check_longest_ledger,
 )
 
 # ex-3-1 ---------------------------------------------------------------------------------
@@ -199,57 +199,54 @@ def test_a_hidden_layer_verdict_never_shows_the_hidden_sizes() -> None:
 # ex-3-2 ---------------------------------------------------------------------------------
 
 
-def count_reference(scheme: str, max_len: int, d_model: int) -> int:
-    return max_len * d_model if scheme == "learned" else 0
+def longest_by_trying(rest: int, d_model: int, percent: int) -> int:
+    """The longest table found by trying lengths one after another: slow, and a second, independent answer."""
+    rows = 0
+    while 100 * (rows + 1) * d_model <= percent * (rest + (rows + 1) * d_model):
+        rows += 1
+    return rows
 
 
-def count_by_building(scheme: str, max_len: int, d_model: int) -> int:
-    if scheme != "learned":
-        return 0
-    return sum(p.numel() for p in LearnedPositionalEmbedding(max_len, d_model).parameters())
-
-
-@pytest.mark.parametrize("answer", [count_reference])
-def test_correct_counts_pass(answer, verdict) -> None:
-    assert check_position_parameters(answer)
+@pytest.mark.parametrize("answer", [longest_by_trying, lambda rest, d, p: int(p * rest / ((100 - p) * d))])
+def test_right_lengths_pass(answer, verdict) -> None:
+    assert check_longest_ledger(answer)
     assert "ex-3-2 · PASSED" in verdict().out
+
+
+def test_the_share_s_edge_is_tested_in_public_and_in_hidden_calls() -> None:
+    """'At most' the share: a call whose answer lands exactly on it, so that < and <= are told apart."""
+    for cases in (LONGEST_LEDGER.public, LONGEST_LEDGER.cases(7)):
+        assert any(100 * longest_by_trying(*c.args) * c.args[1] == c.args[2] * (c.args[0] + longest_by_trying(*c.args)
+                   * c.args[1]) for c in cases)  # fmt: skip
 
 
 @pytest.mark.parametrize(
     ("answer", "says", "then"),
     [
-        (lambda scheme, max_len, d_model: max_len + d_model if scheme == "learned" else 0, "grows by one", "one row"),
-        (lambda scheme, max_len, d_model: (max_len - 1) * d_model if scheme == "learned" else 0, "one row too few",
-         "rows 0, 1 and 2"),
-        (lambda scheme, max_len, d_model: (max_len + 1) * d_model if scheme == "learned" else 0, "one row too many",
-         "rows 0, 1 and 2"),
-        (lambda scheme, max_len, d_model: max_len * d_model if scheme != "none" else 0, "the sinusoidal scheme costs",
-         "nothing to change"),
-        (lambda scheme, max_len, d_model: float(max_len * d_model) if scheme == "learned" else 0, "plain Python int",
-         "into a Python int"),
-        (lambda scheme, max_len, d_model: max_len * d_model if scheme != "sinusoidal" else 0, "(none), what is there",
-         ""),
-        (lambda scheme, max_len, d_model: 2 * max_len * d_model if scheme == "learned" else 0, "by hand", "only the"),
+        (lambda rest, d, p: p * rest // (100 * d), "share of the rest of the model", "both sides"),
+        (lambda rest, d, p: p * rest // (100 - p), "times too long", "one row of a table"),
+        (lambda rest, d, p: -(-p * rest // ((100 - p) * d)), "more than the share", "still fits"),
+        (lambda rest, d, p: (p * rest - 1) // ((100 - p) * d), "exactly the share was refused", "by hand"),
+        (lambda rest, d, p: float(p * rest // ((100 - p) * d)), "plain Python int", "rounded the way"),
+        (lambda rest, d, p: 2 * p * rest // ((100 - p) * d), "by hand", "solve for L"),
     ],
-    ids=["added", "off-by-one", "one-too-many", "sinusoids-counted", "float", "none-counted", "unknown"],
+    ids=["share-of-rest", "rows-as-numbers", "rounded-up", "strict", "float", "unknown"],
 )  # fmt: skip
-def test_typical_count_mistakes_are_named_then_hinted(answer, says: str, then: str, verdict) -> None:
-    assert not check_position_parameters(answer)
+def test_typical_ledger_mistakes_are_named_then_hinted(answer, says: str, then: str, verdict) -> None:
+    assert not check_longest_ledger(answer)
     first = verdict().out
     assert "ex-3-2 · NOT YET" in first and says in first, first
-    if then:
-        assert then not in first
-        check_position_parameters(answer)
-        assert then in verdict().out
+    assert then not in first
+    check_longest_ledger(answer)
+    assert then in verdict().out
 
 
-def test_hidden_counts_differ_from_the_notebook_s() -> None:
-    shown = {c.shown("f") for c in POSITION_PARAMETERS.public}
-    assert all({c.shown("f") for c in POSITION_PARAMETERS.cases(seed)} - shown for seed in range(1, 20))
+def test_hidden_lengths_differ_from_the_notebook_s() -> None:
+    shown = {c.shown("f") for c in LONGEST_LEDGER.public}
+    assert all({c.shown("f") for c in LONGEST_LEDGER.cases(seed)} - shown for seed in range(1, 20))
 
 
-def test_the_library_s_own_layer_is_refused_by_both_exercises() -> None:
+def test_the_library_s_own_layer_is_refused() -> None:
     """The class is withheld whole (each of its methods): the grader's sandbox has none of it, nor does the check."""
     assert "library's own answer" in check_learned_positions(LearnedPositionalEmbedding).message
-    assert "library's own answer" in check_position_parameters(count_by_building).message
     assert LearnedPositionalEmbedding(4, 2).table.weight.shape == (4, 2), "the class is whole again afterwards"

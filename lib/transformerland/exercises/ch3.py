@@ -3,7 +3,7 @@
 * :data:`LEARNED_POSITIONS` (ex-3-1): a trainable table added to the input. A class exercise: the student's
   layer is built and fed in the sandbox, and :func:`_judge_layer` reads what it did (its trainable
   parameters and its outputs) here.
-* :data:`POSITION_PARAMETERS` (ex-3-2): how many numbers a position scheme trains.
+* :data:`LONGEST_LEDGER` (ex-3-2): the longest learned table a model affords within a share of its parameters.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from .exercise import Exact, Exercise, Slip, call
 __all__ = [
     "EXERCISES",
     "LEARNED_POSITIONS",
-    "POSITION_PARAMETERS",
+    "LONGEST_LEDGER",
     "check_learned_positions",
-    "check_position_parameters",
+    "check_longest_ledger",
 ]
 
 # --- ex-3-1: the layer ---------------------------------------------------------------------------------------
@@ -184,78 +184,79 @@ LEARNED_POSITIONS = Exercise(
     points=2,
 )
 
-# --- ex-3-2: the count ---------------------------------------------------------------------------------------
+# --- ex-3-2: the longest ledger a model affords -----------------------------------------------------------------
 
 
-def _count(scheme: str, max_len: int, d_model: int) -> int:
-    """Trained numbers in a position scheme."""
-    return max_len * d_model if scheme == "learned" else 0
+def _longest(rest: int, d_model: int, percent: int) -> int:
+    """Most rows ``L`` with ``L · d_model`` at most ``percent`` % of ``rest + L · d_model``, in whole numbers."""
+    return percent * rest // ((100 - percent) * d_model)
 
 
 def _is_count(got: Any) -> bool:
     return isinstance(got, int) and not isinstance(got, bool)
 
 
-POSITION_PARAMETERS = Exercise(
+def _boundary(rows: int, d_model: int) -> Any:
+    """A call whose answer sits exactly on the share: ``rows`` rows make exactly 25 % of the model."""
+    return call(3 * rows * d_model, d_model, 25)
+
+
+LONGEST_LEDGER = Exercise(
     "ex-3-2",
-    "count_position_parameters",
-    checker="check_position_parameters",
-    what="parameter counts",
-    reference=_count,
+    "longest_ledger",
+    checker="check_longest_ledger",
+    what="ledger lengths",
+    reference=_longest,
     public=[
-        call("learned", 512, 768),
-        call("learned", 1024, 768),
-        call("learned", 24, 64),
-        call("learned", 1, 3),
-        call("sinusoidal", 512, 768),
-        call("none", 512, 768),
+        call(102_160, 64, 10),
+        call(109_606_784, 768, 1),
+        call(160, 4, 20),
+        call(7, 3, 50),
+        call(100, 8, 1),
     ],
     hidden=lambda r: [
-        call("learned", 300 + r.randrange(97), 96),
-        call("learned", 7, 5 + r.randrange(11)),
-        call("sinusoidal", 100 + r.randrange(400), 64),
-        call("none", 2048, 8 * r.randrange(4, 32)),
+        call(10_000 + r.randrange(90_000), 8 * r.randrange(2, 17), r.randrange(2, 40)),
+        call(1_000_000 + r.randrange(9_000_000), 64 * r.randrange(1, 13), r.randrange(1, 10)),
+        _boundary(5 + r.randrange(200), 4 * r.randrange(1, 33)),
     ],
     answer=Exact(),
     slips=[
         Slip(
             when=lambda got, *args: not _is_count(got),
-            says="the count is not a plain Python int: a float or a tensor is not a count.",
-            then="convert what you computed into a Python int before returning it.",
+            says="the length is not a plain Python int: a table has a whole number of rows.",
+            then="make what you computed a Python int, rounded the way that keeps the table within its share.",
         ),
         Slip(
-            lambda scheme, max_len, d_model: max_len + d_model if scheme == "learned" else 0,
-            says="your count grows by one when d_model grows by one: each position owns more than one number.",
-            then="how many numbers make up one row of the table, and how many rows are there?",
+            lambda rest, d_model, percent: percent * rest // (100 * d_model),
+            says="your table is a share of the rest of the model; the share is of the whole model, table included.",
+            then="a longer table makes the whole model larger too: the table's rows belong on both sides of the "
+            "fraction before you solve for them.",
         ),
         Slip(
-            lambda scheme, max_len, d_model: (max_len - 1) * d_model if scheme == "learned" else 0,
-            says="you counted one row too few: how many positions run from 0 to max_len − 1?",
-            then="a table with max_len = 3 has rows 0, 1 and 2.",
+            lambda rest, d_model, percent: percent * rest // (100 - percent),
+            says="your length is {d_model} times too long: you counted rows where the share counts numbers.",
+            then="how many numbers does one row of a table of width d_model hold?",
         ),
         Slip(
-            lambda scheme, max_len, d_model: (max_len + 1) * d_model if scheme == "learned" else 0,
-            says="you counted one row too many: how many positions run from 0 to max_len − 1?",
-            then="a table with max_len = 3 has rows 0, 1 and 2.",
+            lambda rest, d_model, percent: -(-percent * rest // ((100 - percent) * d_model)),
+            says="a table of your length is more than the share: the answer is the longest table that stays within it.",
+            then="when the exact solution is not whole, which whole number of rows still fits?",
         ),
         Slip(
-            lambda scheme, max_len, d_model: max_len * d_model if scheme != "none" else 0,
-            says="the {scheme} scheme costs something in your count: ask what gradient descent updates there.",
-            then="a table that a formula recomputes every time gives the optimiser nothing to change.",
-        ),
-        Slip(
-            when=lambda got, scheme, *args: scheme == "none" and got != 0,
-            says="with no position scheme ({scheme}), what is there to train?",
+            lambda rest, d_model, percent: (percent * rest - 1) // ((100 - percent) * d_model),
+            says="a table that is exactly the share was refused: the statement allows 'at most' the share.",
+            then="check a case by hand where the rows come out whole: is a table of exactly that share allowed?",
         ),
     ],
     otherwise=Slip(
-        says="work out a small case by hand (a learned table of 2 rows of width 3) and compare:",
-        then="only the learned scheme keeps numbers that training changes.",
+        says="check your answer L on one call by hand: is L · d_model at most the share of the whole, and L + 1 not?",
+        then="write the table's share of the whole model as a fraction with L in it, set it to percent/100, "
+        "and solve for L.",
     ),
 )
 
 #: Every exercise of the chapter with a checker, in order.
-EXERCISES = [LEARNED_POSITIONS, POSITION_PARAMETERS]
+EXERCISES = [LEARNED_POSITIONS, LONGEST_LEDGER]
 
 check_learned_positions = LEARNED_POSITIONS.checker_function()
-check_position_parameters = POSITION_PARAMETERS.checker_function()
+check_longest_ledger = LONGEST_LEDGER.checker_function()
