@@ -57,14 +57,6 @@ LINES_TOO_LONG: dict[str, set[str]] = {
         "print(f\"{'no position_ids given':24s}: largest difference fr",
         'print(f"{name}: {value:.0%} of the squared mean pair length ',
     },
-    "book/08_stretching_the_map": {
-        '"rope, base 500,000": TinyTransformer(TransformerConfig(task',
-        'assert all(above_new[s]["NTK-aware"] < 12 for s in stretched',
-        'new_tokens=grid["new_tokens"], wording=grid["wording"]) for ',
-        'ax.plot(list(row), [10 * v for v in row.values()], marker="o',
-        'print("                                            and overl',
-        'print(f"  {len(answered_first)} of {len(dynamic_far)} end an',
-    },
     "book/09_todays_variants": {
         '"a 64-wide head that turns (0.125 to 1) and a dashed line at',
         "MODELS = {name: apply_layer_plan(TinyTransformer(Transformer",
