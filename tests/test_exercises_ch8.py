@@ -54,7 +54,7 @@ def test_ntk_base_other_answers_are_not_yet():
 # --- ex-8-2: YaRN's ramp ---------------------------------------------------------------------------------
 
 
-def ramp_with(*, reverse=False, truncate=True):
+def ramp_with(*, reverse=False, truncate=True, clamp=True):
     def ramp(head_dim, base, original_length, beta_fast=32.0, beta_slow=1.0):
         def index(turns):
             return head_dim * math.log(original_length / (turns * 2 * math.pi)) / (2 * math.log(base))
@@ -62,7 +62,7 @@ def ramp_with(*, reverse=False, truncate=True):
         low, high = index(beta_fast), index(beta_slow)
         if truncate:
             low, high = math.floor(low), math.ceil(high)
-        low, high = max(low, 0), min(high, head_dim - 1)
+        low, high = max(low, 0) if clamp else low, min(high, head_dim - 1)
         share = ((torch.arange(head_dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
         return 1 - share if reverse else share
 
@@ -79,6 +79,7 @@ def test_yarn_ramp_reference_passes(verdict):
     [
         (ramp_with(reverse=True), "reversed"),
         (ramp_with(truncate=False), "fractional"),
+        (ramp_with(clamp=False), "kept end lies before pair 0"),
         (lambda head_dim, base, original_length, beta_fast, beta_slow: torch.zeros(head_dim), "64 // 2 of them"),
     ],
 )
@@ -117,7 +118,7 @@ def test_llama3_band_reference_passes(verdict):
     ("wrong", "says"),
     [
         (band_with(swap=True), "swapped"),
-        (band_with(inclusive=True), "exactly on an edge"),
+        (band_with(inclusive=True), "on the edge between kept and blended"),
         (lambda *args: "fast", "one of the strings"),
     ],
 )
@@ -130,17 +131,27 @@ def test_a_wrong_band_no_slip_explains_is_pointed_at_the_edges():
     assert not result and "compare the wavelength with two edges" in result.hint
 
 
-@pytest.mark.parametrize("edge", [2048.0, 8192.0])
-def test_llama3_band_tells_each_edge_from_its_outer_band(edge):
-    """'More than 4 turns' is kept, exactly 4 is blended: a `<=` for `<` at one edge alone fails."""
+@pytest.mark.parametrize(
+    ("edge", "says", "then"),
+    [
+        (2048.0, "between kept and blended landed in the kept band", "L / high_freq_factor"),
+        (8192.0, "between blended and scaled landed in the scaled band", "L / low_freq_factor"),
+    ],
+)
+def test_llama3_band_tells_each_edge_from_its_outer_band(edge, says, then):
+    """'More than 4 turns' is kept, exactly 4 is blended: a `<=` for `<` at one edge alone fails, named for that
+    edge, and its second hint speaks of that edge, not the other."""
 
     def inclusive_at(wavelength, original_length, low_freq_factor, high_freq_factor):
         if wavelength == edge:
             return "kept" if edge == original_length / high_freq_factor else "scaled"
         return band_with()(wavelength, original_length, low_freq_factor, high_freq_factor)
 
+    named_then_hinted(check_llama3_band, inclusive_at, says)
     result = check_llama3_band(inclusive_at)
-    assert not result and "exactly on an edge" in result.message, result
+    assert then in result.hint, result
+    other = "L / low_freq_factor" if then == "L / high_freq_factor" else "L / high_freq_factor"
+    assert other not in result.hint, result
 
 
 def test_every_hidden_draw_holds_both_edges():

@@ -80,6 +80,20 @@ NTK_BASE = Exercise(
 
 # --- ex-8-2: YaRN's ramp ---------------------------------------------------------------------------------
 
+
+def _ramp_unclamped(
+    head_dim: int, base: float, original_length: int, beta_fast: float = 32.0, beta_slow: float = 1.0
+) -> torch.Tensor:
+    """The slip of a ramp whose kept end is not clamped at pair 0 when no pair turns ``beta_fast`` times."""
+
+    def index(turns: float) -> float:
+        return head_dim * math.log(original_length / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = math.floor(index(beta_fast)), min(math.ceil(index(beta_slow)), head_dim - 1)
+    pairs = torch.arange(head_dim // 2, dtype=torch.float64)
+    return ((pairs - low) / max(high - low, 1e-3)).clamp(0.0, 1.0)
+
+
 YARN_RAMP = Exercise(
     "ex-8-2",
     "my_yarn_ramp",
@@ -108,6 +122,12 @@ YARN_RAMP = Exercise(
             says="the ramp is reversed: fast pairs (many turns over the context) are kept, share 0; slow pairs are"
             " interpolated, share 1.",
             then="look at pair 0, the fastest: how many times does it turn over the context?",
+        ),
+        Slip(
+            lambda *args: _ramp_unclamped(*args),
+            says="at this length no pair turns beta_fast times, so your kept end lies before pair 0: read what"
+            " the statement says about such an end.",
+            then="which pair does YaRN's code start its ramp at when the kept end falls before the first pair?",
         ),
         Slip(
             lambda *args: yarn_ramp(*args, truncate=False),
@@ -140,11 +160,16 @@ def _band(wavelength: float, original_length: int, low_freq_factor: float, high_
     return "scaled" if wavelength > original_length / low_freq_factor else "blended"
 
 
-def _outer_edges(wavelength: float, original_length: int, low_freq_factor: float, high_freq_factor: float) -> str:
-    """The slip: ``<=`` for ``<`` (and ``>=`` for ``>``), so a pair on an edge joins the outer band."""
-    if wavelength <= original_length / high_freq_factor:
+def _outer_edge(
+    wavelength: float, original_length: int, low_freq_factor: float, high_freq_factor: float, edge: str
+) -> str:
+    """The slip: ``<=`` for ``<`` at the kept edge (``edge="high"``) or ``>=`` for ``>`` at the scaled edge (``"low"``),
+    so a pair on that edge joins the outer band."""
+    if edge == "high" and wavelength == original_length / high_freq_factor:
         return "kept"
-    return "scaled" if wavelength >= original_length / low_freq_factor else "blended"
+    if edge == "low" and wavelength == original_length / low_freq_factor:
+        return "scaled"
+    return _band(wavelength, original_length, low_freq_factor, high_freq_factor)
 
 
 def _swapped(*args: float) -> str:
@@ -191,10 +216,16 @@ LLAMA3_BAND = Exercise(
             then="a fast pair turns many times over the context: which band leaves it alone?",
         ),
         Slip(
-            _outer_edges,
-            says="a pair exactly on an edge landed in the outer band.",
+            lambda *args: _outer_edge(*args, edge="high"),
+            says="a pair exactly on the edge between kept and blended landed in the kept band.",
             then="a pair with a wavelength of exactly L / high_freq_factor turns exactly high_freq_factor times: is"
             " that more than high_freq_factor?",
+        ),
+        Slip(
+            lambda *args: _outer_edge(*args, edge="low"),
+            says="a pair exactly on the edge between blended and scaled landed in the scaled band.",
+            then="a pair with a wavelength of exactly L / low_freq_factor turns exactly low_freq_factor times: is"
+            " that fewer than low_freq_factor?",
         ),
     ],
     otherwise=Slip(
