@@ -40,16 +40,7 @@ EXPECTED_COLAB = (
 #: Code lines still wider than the reading column at 1280 px (the start of each, stripped): lines of more than
 #: about 120 characters, which no style can show whole beside the sidebar; each is its chapter's to wrap. A line
 #: found cut and not listed fails, and so does a listed one that is no longer cut (take it off the list).
-LINES_TOO_LONG: dict[str, set[str]] = {
-    "book/08_stretching_the_map": {
-        '"rope, base 500,000": TinyTransformer(TransformerConfig(task',
-        'assert all(above_new[s]["NTK-aware"] < 12 for s in stretched',
-        'new_tokens=grid["new_tokens"], wording=grid["wording"]) for ',
-        'ax.plot(list(row), [10 * v for v in row.values()], marker="o',
-        'print("                                            and overl',
-        'print(f"  {len(answered_first)} of {len(dynamic_far)} end an',
-    },
-}
+LINES_TOO_LONG: dict[str, set[str]] = {}
 #: Every code line cut at the right edge of a page (what a reader who opens the folded solutions would see), as
 #: {where: "code" or "output", lines: [...]}: a block is cut when it scrolls sideways.
 CUT_LINES_JS = """() => {

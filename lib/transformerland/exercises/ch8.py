@@ -3,28 +3,30 @@
 * :data:`NTK_BASE` (ex-8-1): the NTK-aware base for a factor.
 * :data:`YARN_RAMP` (ex-8-2): YaRN's share of interpolation for each pair.
 * :data:`LLAMA3_BAND` (ex-8-3): which of Llama 3's bands a wavelength falls into, edges included.
-* :data:`DYNAMIC_FACTOR` (ex-8-4): the factor dynamic NTK uses at a given length.
+* :data:`SAFE_FACTOR` (ex-8-4): the smallest NTK-aware factor with which no pair passes its trained arc.
 """
 
 from __future__ import annotations
 
+import math
 import random
 
 import torch
 
-from ..encodings.rope_scaling import dynamic_factor, ntk_base, yarn_ramp
+from ..encodings.rope_scaling import ntk_base, yarn_ramp
+from ..encodings.sinusoidal import sinusoid_frequencies
 from .exercise import Exercise, Number, Slip, Tensor, call
 
 __all__ = [
     "BANDS",
-    "DYNAMIC_FACTOR",
     "EXERCISES",
     "LLAMA3_BAND",
     "NTK_BASE",
+    "SAFE_FACTOR",
     "YARN_RAMP",
-    "check_dynamic_factor",
     "check_llama3_band",
     "check_ntk_base",
+    "check_safe_factor",
     "check_yarn_ramp",
 ]
 
@@ -78,6 +80,20 @@ NTK_BASE = Exercise(
 
 # --- ex-8-2: YaRN's ramp ---------------------------------------------------------------------------------
 
+
+def _ramp_unclamped(
+    head_dim: int, base: float, original_length: int, beta_fast: float = 32.0, beta_slow: float = 1.0
+) -> torch.Tensor:
+    """The slip of a ramp whose kept end is not clamped at pair 0 when no pair turns ``beta_fast`` times."""
+
+    def index(turns: float) -> float:
+        return head_dim * math.log(original_length / (turns * 2 * math.pi)) / (2 * math.log(base))
+
+    low, high = math.floor(index(beta_fast)), min(math.ceil(index(beta_slow)), head_dim - 1)
+    pairs = torch.arange(head_dim // 2, dtype=torch.float64)
+    return ((pairs - low) / max(high - low, 1e-3)).clamp(0.0, 1.0)
+
+
 YARN_RAMP = Exercise(
     "ex-8-2",
     "my_yarn_ramp",
@@ -106,6 +122,12 @@ YARN_RAMP = Exercise(
             says="the ramp is reversed: fast pairs (many turns over the context) are kept, share 0; slow pairs are"
             " interpolated, share 1.",
             then="look at pair 0, the fastest: how many times does it turn over the context?",
+        ),
+        Slip(
+            lambda *args: _ramp_unclamped(*args),
+            says="at this length no pair turns beta_fast times, so your kept end lies before pair 0: read what"
+            " the statement says about such an end.",
+            then="which pair does YaRN's code start its ramp at when the kept end falls before the first pair?",
         ),
         Slip(
             lambda *args: yarn_ramp(*args, truncate=False),
@@ -138,11 +160,16 @@ def _band(wavelength: float, original_length: int, low_freq_factor: float, high_
     return "scaled" if wavelength > original_length / low_freq_factor else "blended"
 
 
-def _outer_edges(wavelength: float, original_length: int, low_freq_factor: float, high_freq_factor: float) -> str:
-    """The slip: ``<=`` for ``<`` (and ``>=`` for ``>``), so a pair on an edge joins the outer band."""
-    if wavelength <= original_length / high_freq_factor:
+def _outer_edge(
+    wavelength: float, original_length: int, low_freq_factor: float, high_freq_factor: float, edge: str
+) -> str:
+    """The slip: ``<=`` for ``<`` at the kept edge (``edge="high"``) or ``>=`` for ``>`` at the scaled edge (``"low"``),
+    so a pair on that edge joins the outer band."""
+    if edge == "high" and wavelength == original_length / high_freq_factor:
         return "kept"
-    return "scaled" if wavelength >= original_length / low_freq_factor else "blended"
+    if edge == "low" and wavelength == original_length / low_freq_factor:
+        return "scaled"
+    return _band(wavelength, original_length, low_freq_factor, high_freq_factor)
 
 
 def _swapped(*args: float) -> str:
@@ -189,10 +216,16 @@ LLAMA3_BAND = Exercise(
             then="a fast pair turns many times over the context: which band leaves it alone?",
         ),
         Slip(
-            _outer_edges,
-            says="a pair exactly on an edge landed in the outer band.",
+            lambda *args: _outer_edge(*args, edge="high"),
+            says="a pair exactly on the edge between kept and blended landed in the kept band.",
             then="a pair with a wavelength of exactly L / high_freq_factor turns exactly high_freq_factor times: is"
             " that more than high_freq_factor?",
+        ),
+        Slip(
+            lambda *args: _outer_edge(*args, edge="low"),
+            says="a pair exactly on the edge between blended and scaled landed in the scaled band.",
+            then="a pair with a wavelength of exactly L / low_freq_factor turns exactly low_freq_factor times: is"
+            " that fewer than low_freq_factor?",
         ),
     ],
     otherwise=Slip(
@@ -202,66 +235,120 @@ LLAMA3_BAND = Exercise(
     ),
 )
 
-# --- ex-8-4: dynamic NTK's factor ------------------------------------------------------------------------
+# --- ex-8-4: how far NTK-aware scaling must stretch ----------------------------------------------------------
 
-DYNAMIC_FACTOR = Exercise(
+
+def _first_partial_pair(head_dim: int, base: float, original_length: int) -> int | None:
+    """The first pair whose angle at the longest trained distance, ``L - 1``, is under a full turn (None: none)."""
+    frequencies = sinusoid_frequencies(head_dim, base)  # (d/2,)
+    partial = torch.nonzero((original_length - 1) * frequencies < 2 * math.pi)
+    return int(partial[0]) if len(partial) else None
+
+
+def _safe_factor(
+    head_dim: int,
+    base: float,
+    original_length: int,
+    seq_len: int,
+    *,
+    pair_shift: int = 0,
+    distances: int = 1,
+    guard: bool = True,
+    slowest: bool = False,
+    flipped: bool = False,
+) -> float:
+    """The smallest NTK-aware factor with which no pair turns past the arc it met in training, at ``seq_len``.
+
+    A pair whose angle at the longest trained distance ``L - 1`` is under a full turn has met only that arc;
+    at ``seq_len`` tokens its largest angle, at distance ``seq_len - 1``, must not exceed it. NTK-aware scaling
+    divides pair ``i``'s frequency by ``s^(2i/(d-2))``, least for the first such pair, which therefore decides:
+    ``s = ((seq_len - 1)/(L - 1))^((d-2)/(2 i))``. 1 when the text is no longer than training or no pair is
+    partial; infinite when pair 0 is partial (NTK-aware never slows it). The keywords make the slips: the pair
+    before the right one, distances counted as lengths, no guard for short texts, the slowest pair deciding, the
+    exponent upside down.
+    """
+    first = _first_partial_pair(head_dim, base, original_length)
+    if (guard and seq_len <= original_length) or first is None:
+        return 1.0
+    first = head_dim // 2 - 1 if slowest else first - pair_shift
+    if first <= 0:
+        return math.inf
+    stretch = (seq_len - distances) / (original_length - distances)
+    exponent = (head_dim - 2) / (2 * first)
+    return stretch ** (1 / exponent if flipped else exponent)
+
+
+def _safe_factor_hidden(r: random.Random) -> list:
+    """Three long texts on drawn heads, one text shorter than training, one head with no partial pair."""
+    long = []
+    for length in r.sample([1024, 2048, 4096, 16384], 3):
+        seq_len = length * r.choice([2, 3, 5, 6]) + r.randrange(7)
+        long.append(call(r.choice([32, 64, 128]), r.choice([1e4, 5e4, 5e5]), length, seq_len))
+    short = call(r.choice([64, 128]), 1e5, 4096, r.randrange(100, 4096))
+    no_partial = call(r.choice([8, 16]), r.choice([5.0, 10.0]), r.choice([2048, 4096]), r.choice([8192, 9000]))
+    return [*long, short, no_partial]
+
+
+SAFE_FACTOR = Exercise(
     "ex-8-4",
-    "my_dynamic_factor",
-    checker="check_dynamic_factor",
-    what="dynamic NTK factor",
-    reference=dynamic_factor,
+    "my_safe_factor",
+    checker="check_safe_factor",
+    what="smallest NTK-aware factor for a length",
+    reference=_safe_factor,
     public=[
-        call(1.0, 8192, 2048),
-        call(4.0, 128, 32),
-        call(2.0, 3000, 2048),
-        call(4.0, 16, 32),
-        call(4.0, 32, 32),
-        call(8.0, 10000, 8192),
+        call(64, 10000.0, 2048, 8192),
+        call(128, 500000.0, 8192, 131072),
+        call(16, 10000.0, 32, 128),
+        call(64, 100000.0, 8192, 4096),
+        call(64, 100000.0, 8192, 8192),
+        call(8, 10.0, 4096, 8192),
     ],
-    hidden=lambda r: [
-        call(r.choice([2.0, 4.0, 8.0]), r.randrange(2049, 20000), 2048),
-        call(4.0, r.randrange(1, 2048), 2048),
-        call(1.0, r.randrange(2049, 9000), 2048),
-        call(r.choice([2.0, 8.0]), 4096, 4096),
-    ],
-    answer=Number(rel=1e-6, abs=1e-9),
+    hidden=_safe_factor_hidden,
+    answer=Number(rel=1e-6),
     slips=[
         Slip(
-            lambda factor, seq_len, original_length: factor * seq_len / original_length - (factor - 1),
-            says="below the original length the factor must stay 1: dynamic scaling changes nothing for inputs the"
-            " model was trained on.",
-            then="what should an input of {seq_len} tokens get, when the model was trained on {original_length}?",
+            lambda *args: _safe_factor(*args, slowest=True),
+            says="your factor protects the slowest pair only; the other pairs that never finished a turn in"
+            " training are slowed by less than the factor, so with yours they still pass their arc.",
+            then="of the pairs that had not completed a turn, which one does NTK-aware scaling slow the least?",
         ),
         Slip(
-            lambda factor, seq_len, original_length: max(seq_len, original_length) / original_length,
-            says="the configured factor plays no part in your answer: past L, a model configured with a larger"
-            " factor must stretch more.",
-            then="compare two configured factors at the same length: which should give the larger effective factor?",
+            lambda *args: _safe_factor(*args, pair_shift=1),
+            says="your factor is larger than needed: the pair that decides it has already completed a full turn"
+            " in training, so every angle it can reach is one it has seen.",
+            then="find the first pair whose angle at the longest trained distance is still under 2π.",
         ),
         Slip(
-            lambda factor, seq_len, original_length: factor * max(seq_len, original_length) / original_length,
-            says="at the original length your factor is the configured one, not 1: the effective factor must start"
-            " from exactly 1 at L and grow from there.",
-            then="evaluate yours at seq_len = L: what must it be there?",
+            lambda *args: _safe_factor(*args, distances=0),
+            says="your factor is a little off: count the longest distance a text of {seq_len} tokens holds, and"
+            " the longest one training held.",
+            then="between the first and the last of n tokens, how many steps are there?",
         ),
         Slip(
-            lambda factor, seq_len, original_length: factor,
-            says="your factor does not change with the length of the input: dynamic scaling recomputes it from the"
-            " current length.",
-            then="past L, the effective factor grows in a straight line with the length.",
+            lambda *args: _safe_factor(*args, flipped=True),
+            says="your factor is too small: look at which way up your exponent is.",
+            then="write the chosen pair's largest angle with the factor in it, and solve 'largest angle = trained"
+            " arc' for the factor.",
+        ),
+        Slip(
+            lambda *args: _safe_factor(*args, guard=False),
+            says="for a text no longer than training your factor is not 1: no pair meets a new angle there, so"
+            " nothing needs stretching.",
+            then="what is the longest distance in a text of {seq_len} tokens, against {original_length} in training?",
         ),
     ],
     otherwise=Slip(
-        says="check three lengths: below L and at L the factor must be 1; past L it grows in a straight line with"
-        " the length, faster for a larger configured factor.",
-        then="at twice the original length, what should a model configured with factor f use?",
+        says="check one pair by hand: with your factor, the first pair that never finished a turn in training"
+        " must reach at distance {seq_len} − 1 exactly the angle it reached at {original_length} − 1.",
+        then="NTK-aware scaling divides pair i's frequency by the factor to the power 2i/(d − 2): which pair is"
+        " that division smallest for, among those that need it?",
     ),
 )
 
 #: Every exercise of the chapter with a checker, in order.
-EXERCISES = [NTK_BASE, YARN_RAMP, LLAMA3_BAND, DYNAMIC_FACTOR]
+EXERCISES = [NTK_BASE, YARN_RAMP, LLAMA3_BAND, SAFE_FACTOR]
 
 check_ntk_base = NTK_BASE.checker_function()
 check_yarn_ramp = YARN_RAMP.checker_function()
 check_llama3_band = LLAMA3_BAND.checker_function()
-check_dynamic_factor = DYNAMIC_FACTOR.checker_function()
+check_safe_factor = SAFE_FACTOR.checker_function()
