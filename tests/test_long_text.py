@@ -75,3 +75,22 @@ def test_a_shorter_window_repeats_the_losses_of_a_longer_one_on_smollm2():
         shorter = token_losses(model, ids[:, :512])
     assert torch.allclose(longer[:511], shorter, atol=1e-3), (longer[:511] - shorter).abs().max()
     assert 1.0 < float(longer.mean()) < 6.0  # English that the model reads: a few nats a token
+
+
+@pytest.mark.slow
+def test_the_first_run_of_positions_comes_out_as_the_file_says():
+    """One point of the benchmark again: the mean loss of the first ``bucket`` predictions under plain RoPE.
+
+    Plain RoPE's prediction at a position depends only on the tokens before it, so the first run of a
+    16,384-token window is the same as that of a window one run long: seconds instead of minutes."""
+    from benchmarks.long_text_perplexity import text_ids
+    from transformerland.llm import load_smollm2
+
+    results = load_long_text_losses()
+    if "plain RoPE" not in results["losses"]:
+        pytest.fail("data/long_text_losses.json holds no plain-RoPE losses: run benchmarks/long_text_perplexity.py")
+    model, tokenizer = load_smollm2()
+    model.set_attn_implementation("sdpa")
+    ids = text_ids(tokenizer, results["bucket"] + 1)
+    first = bucket_means(token_losses(model, ids), results["bucket"])[0]
+    assert abs(first - results["losses"]["plain RoPE"][0]) < 2e-3, (first, results["losses"]["plain RoPE"][0])
