@@ -83,8 +83,9 @@ def test_the_first_run_of_positions_comes_out_as_the_file_says():
 
     Plain RoPE's prediction at a position depends only on the tokens before it, so the first run of a
     16,384-token window is the same as that of a window one run long: seconds instead of minutes."""
-    from benchmarks.long_text_perplexity import text_ids
     from transformerland.llm import load_smollm2
+
+    from benchmarks.long_text_perplexity import text_ids
 
     results = load_long_text_losses()
     if "plain RoPE" not in results["losses"]:
