@@ -39,6 +39,7 @@ def test_ntk_base_reference_passes_and_the_library_s_is_refused(verdict):
         (lambda base, factor, d: base * factor ** ((d - 2) / d), "which way up"),
         (lambda base, factor, d: base * factor ** (d / 2), "not the number of pairs"),
         (lambda base, factor, d: base**factor, "you raised the base to a power"),
+        (lambda base, factor, d: base / factor ** (d / (d - 2)), "smaller than the old one"),
     ],
 )
 def test_ntk_base_slips_are_named_then_hinted(wrong, says):
@@ -54,14 +55,16 @@ def test_ntk_base_other_answers_are_not_yet():
 # --- ex-8-2: YaRN's ramp ---------------------------------------------------------------------------------
 
 
-def ramp_with(*, reverse=False, truncate=True, clamp=True):
+def ramp_with(*, reverse=False, truncate=True, clamp=True, inwards=False, fixed_betas=False):
     def ramp(head_dim, base, original_length, beta_fast=32.0, beta_slow=1.0):
         def index(turns):
             return head_dim * math.log(original_length / (turns * 2 * math.pi)) / (2 * math.log(base))
 
+        if fixed_betas:
+            beta_fast, beta_slow = 32.0, 1.0
         low, high = index(beta_fast), index(beta_slow)
         if truncate:
-            low, high = math.floor(low), math.ceil(high)
+            low, high = (math.ceil(low), math.floor(high)) if inwards else (math.floor(low), math.ceil(high))
         low, high = max(low, 0) if clamp else low, min(high, head_dim - 1)
         share = ((torch.arange(head_dim // 2, dtype=torch.float64) - low) / (high - low)).clamp(0, 1)
         return 1 - share if reverse else share
@@ -80,6 +83,8 @@ def test_yarn_ramp_reference_passes(verdict):
         (ramp_with(reverse=True), "reversed"),
         (ramp_with(truncate=False), "fractional"),
         (ramp_with(clamp=False), "kept end lies before pair 0"),
+        (ramp_with(inwards=True), "rounded inwards"),
+        (ramp_with(fixed_betas=True), "does not move when beta_fast and beta_slow change"),
         (lambda head_dim, base, original_length, beta_fast, beta_slow: torch.zeros(head_dim), "64 // 2 of them"),
     ],
 )

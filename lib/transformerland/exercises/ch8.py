@@ -49,6 +49,13 @@ NTK_BASE = Exercise(
     answer=Number(rel=1e-6, abs=1e-9),
     slips=[
         Slip(
+            when=lambda got, base, factor, head_dim: isinstance(got, int | float) and factor > 1 and got < base,
+            says="your new base is smaller than the old one: every pair would turn faster, and the context the"
+            " model can read would shrink instead of stretch.",
+            then="a slower pair has a longer wavelength: which way must the base move for the slowest pair's"
+            " frequency to fall?",
+        ),
+        Slip(
             lambda base, factor, head_dim: base * factor,
             says="you multiplied the base by the factor, so the slowest pair slows down by less than the factor.",
             then="which power of the factor makes pair d/2 − 1's frequency fall by exactly the factor?",
@@ -81,15 +88,25 @@ NTK_BASE = Exercise(
 # --- ex-8-2: YaRN's ramp ---------------------------------------------------------------------------------
 
 
-def _ramp_unclamped(
-    head_dim: int, base: float, original_length: int, beta_fast: float = 32.0, beta_slow: float = 1.0
+def _slipped_ramp(
+    head_dim: int,
+    base: float,
+    original_length: int,
+    beta_fast: float = 32.0,
+    beta_slow: float = 1.0,
+    *,
+    rounding: str = "outwards",
+    clamped: bool = True,
 ) -> torch.Tensor:
-    """The slip of a ramp whose kept end is not clamped at pair 0 when no pair turns ``beta_fast`` times."""
+    """A ramp with its ends found as YaRN's are but rounded ``"inwards"`` (up at the kept end, down at the other)
+    or ``"outwards"`` (as the reference), and its kept end ``clamped`` at pair 0 or not: the slips' answers."""
 
     def index(turns: float) -> float:
         return head_dim * math.log(original_length / (turns * 2 * math.pi)) / (2 * math.log(base))
 
-    low, high = math.floor(index(beta_fast)), min(math.ceil(index(beta_slow)), head_dim - 1)
+    kept, interpolated = (math.ceil, math.floor) if rounding == "inwards" else (math.floor, math.ceil)
+    low, high = kept(index(beta_fast)), min(interpolated(index(beta_slow)), head_dim - 1)
+    low = max(low, 0) if clamped else low
     pairs = torch.arange(head_dim // 2, dtype=torch.float64)
     return ((pairs - low) / max(high - low, 1e-3)).clamp(0.0, 1.0)
 
@@ -124,7 +141,7 @@ YARN_RAMP = Exercise(
             then="look at pair 0, the fastest: how many times does it turn over the context?",
         ),
         Slip(
-            lambda *args: _ramp_unclamped(*args),
+            lambda *args: _slipped_ramp(*args, clamped=False),
             says="at this length no pair turns beta_fast times, so your kept end lies before pair 0: read what"
             " the statement says about such an end.",
             then="which pair does YaRN's code start its ramp at when the kept end falls before the first pair?",
@@ -133,6 +150,18 @@ YARN_RAMP = Exercise(
             lambda *args: yarn_ramp(*args, truncate=False),
             says="the ends of your ramp are fractional: YaRN's code rounds them outwards before the ramp.",
             then="which way does each end go: the kept end and the interpolated end?",
+        ),
+        Slip(
+            lambda *args: _slipped_ramp(*args, rounding="inwards"),
+            says="your ramp's ends are rounded inwards, so the ramp is shorter than YaRN's: it rounds them outwards.",
+            then="outwards means away from the middle of the ramp: which way is that at the kept end, and at the"
+            " other?",
+        ),
+        Slip(
+            lambda head_dim, base, length, *betas: yarn_ramp(head_dim, base, length),  # the defaults, always
+            says="your ramp does not move when beta_fast and beta_slow change: it must start and end where the"
+            " pairs turn that many times.",
+            then="which of your lines uses beta_fast, and which beta_slow?",
         ),
     ],
     otherwise=Slip(
