@@ -20,34 +20,19 @@ Each training takes about 30 s of one idle CPU core; the points run ``--jobs`` a
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import platform
-import shlex
-import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
-import transformerland
 from transformerland.encodings.layer_plans import compared_plans
 from transformerland.experiments.layer_plans_lookup import LOOKUP_SWEEP, lookup_sweep_accuracy
 
+from benchmarks.provenance import sweep_sitting
+
 RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "layer_plans_lookup.json"
-
-
-def _commit() -> str:
-    """The repository's commit, with ``+changes`` when the work tree differs from it."""
-    root = Path(__file__).parents[1]
-    try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "lib", "benchmarks"], cwd=root,
-                               capture_output=True, text=True, check=True)  # fmt: skip
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
 def _point(plan: str, seed: int, special: int) -> tuple[str, int, int, list[float], float]:
@@ -84,18 +69,7 @@ def main() -> int:
         "plans": {name: [vars(layer) for layer in plan] for name, plan in plans.items()},
         "accuracy": accuracy,
         "accuracy_last": accuracy_last,
-        "provenance": {
-            "commit": _commit(),
-            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": f"{platform.machine()} CPU, {platform.system()}, one thread per training, {args.jobs} at once",
-            "seeds": args.seeds,
-            "command": "python -m benchmarks.layer_plans_lookup " + shlex.join(sys.argv[1:]),
-            "transformerland": transformerland.__version__,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-            "seconds_per_training": round(sum(seconds) / len(seconds), 1),
-            "seconds": round(time.perf_counter() - start, 1),
-        },
+        "provenance": sweep_sitting("benchmarks.layer_plans_lookup", args.seeds, args.jobs, seconds, start),
     }
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"wrote {args.out}")

@@ -16,21 +16,17 @@ script writes (by default the library's ``data/layer_plans_markov.json``), with 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
-import platform
-import shlex
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import torch
-import transformerland
 from transformerland.encodings.layer_plans import compared_plans
 from transformerland.experiments.layer_plans_markov import MARKOV_SWEEP, markov_sweep_losses
 
-from benchmarks.layer_plans_lookup import _commit
+from benchmarks.provenance import sweep_sitting
 
 RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "layer_plans_markov.json"
 
@@ -62,18 +58,7 @@ def main() -> int:
         "setup": MARKOV_SWEEP,
         "plans": {name: [vars(layer) for layer in plan] for name, plan in plans.items()},
         "losses": losses,
-        "provenance": {
-            "commit": _commit(),
-            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "machine": f"{platform.machine()} CPU, {platform.system()}, one thread per training, {args.jobs} at once",
-            "seeds": args.seeds,
-            "command": "python -m benchmarks.layer_plans_markov " + shlex.join(sys.argv[1:]),
-            "transformerland": transformerland.__version__,
-            "torch": torch.__version__,
-            "python": platform.python_version(),
-            "seconds_per_training": round(sum(seconds) / len(seconds), 1),
-            "seconds": round(time.perf_counter() - start, 1),
-        },
+        "provenance": sweep_sitting("benchmarks.layer_plans_markov", args.seeds, args.jobs, seconds, start),
     }
     args.out.write_text(json.dumps(results, indent=1) + "\n")
     print(f"wrote {args.out}")

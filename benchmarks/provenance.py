@@ -7,6 +7,7 @@ import platform
 import shlex
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -54,4 +55,22 @@ def sitting(module: str, argv: list[str] | None, device: torch.device) -> dict[s
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         "transformerland": transformerland.__version__,
+    }
+
+
+def sweep_sitting(module: str, seeds: list[int], jobs: int, seconds: list[float], started: float) -> dict[str, object]:
+    """The provenance of a sweep of small trainings, ``jobs`` at a time and one CPU thread each: commit, date,
+    machine, seeds, command, versions, the mean seconds of one training (``seconds``, one per training) and of
+    the whole sweep (``started``: :func:`time.perf_counter` when it began)."""
+    return {
+        "commit": git_commit(),
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": f"{platform.machine()} CPU, {platform.system()}, one thread per training, {jobs} at once",
+        "seeds": seeds,
+        "command": f"python -m {module} " + shlex.join(sys.argv[1:]),
+        "transformerland": transformerland.__version__,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "seconds_per_training": round(sum(seconds) / len(seconds), 1),
+        "seconds": round(time.perf_counter() - started, 1),
     }

@@ -23,7 +23,7 @@ def test_the_sweep_has_every_point_and_its_provenance() -> None:
             for shares in by_seed.values():
                 assert len(shares) == len(LOOKUP_SWEEP["eval_lengths"]) and all(0 <= x <= 1 for x in shares)
     provenance = sweep["provenance"]
-    assert len(provenance["commit"].removesuffix("+changes")) == 40 and provenance["date"] and provenance["machine"]
+    assert len(provenance["commit"].removesuffix("+dirty")) == 40 and provenance["date"] and provenance["machine"]
 
 
 @pytest.mark.slow

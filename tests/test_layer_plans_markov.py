@@ -21,7 +21,7 @@ def test_the_sweep_has_every_point_and_its_provenance() -> None:
         for losses in by_seed.values():
             assert len(losses) == len(MARKOV_SWEEP["eval_lengths"]) and all(0 < x < 5 for x in losses)
     provenance = sweep["provenance"]
-    assert len(provenance["commit"].removesuffix("+changes")) == 40 and provenance["date"] and provenance["machine"]
+    assert len(provenance["commit"].removesuffix("+dirty")) == 40 and provenance["date"] and provenance["machine"]
 
 
 @pytest.mark.parametrize(
