@@ -56,6 +56,7 @@ from transformerland.passkey import (
     needle_depths,
     passkey_keys,
     passkey_trial,
+    passkey_trials,
 )
 
 from benchmarks.provenance import sitting
@@ -67,6 +68,7 @@ RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "pass
 
 
 NEEDLES = 30
+BATCH = 10
 REMEASURE_BUDGET = 540.0
 
 
@@ -94,6 +96,80 @@ def peak_memory(device: torch.device) -> float | None:
     return round(torch.cuda.max_memory_allocated(device) / 2**30, 2) if device.type == "cuda" else None
 
 
+def needle_batches(
+    todo: list[tuple[int, float, str, str]], size: int
+) -> list[tuple[int, str, list[tuple[float, str]]]]:
+    """``(length, depth, key, recipe)`` trials → batches ``(length, recipe, [(depth, key), ...])`` of ``size``.
+
+    Ordered by length, then by groups of ``size`` needles, then by recipe, so that a sitting stopped by
+    its time budget leaves every recipe of a length with the same needles, give or take one batch.
+    """
+    batches: dict[tuple[int, int, str], list[tuple[float, str]]] = {}
+    order: dict[int, list[float]] = {}
+    for n, depth, _, _ in todo:
+        if depth not in order.setdefault(n, []):
+            order[n].append(depth)
+    for n, depth, key, name in todo:
+        group = order[n].index(depth) // size
+        batches.setdefault((n, group, name), []).append((depth, key))
+    ranked = sorted(batches, key=lambda b: (b[0], b[1]))  # stable: recipes keep their order within a group
+    return [(n, name, batches[n, group, name]) for n, group, name in ranked]
+
+
+def grid_file(
+    args: argparse.Namespace,
+    old: dict,
+    wording: str,
+    tried: dict[str, int],
+    trials: list[dict],
+    argv: list[str] | None,
+    device: torch.device,
+    load_seconds: float,
+    peaks: dict[str, float | None],
+) -> dict:
+    """The grid with this sitting's trials added, written to ``args.out``; returned."""
+    recipes = grid_recipes()
+    run = {
+        **sitting("benchmarks.passkey_grid", argv, device),
+        "load_seconds": round(load_seconds, 1),
+        "batch": args.batch,
+        "trials": len(trials),
+        "trial_seconds": round(sum(t["seconds"] for t in trials), 1),
+        "peak_gpu_memory_gb": peaks or None,
+    }
+    result = {
+        "what": "passkey retrieval on SmolLM2-135M-Instruct (benchmarks/passkey_grid.py)",
+        "context": CONTEXT,
+        "factor": FACTOR,
+        "recipes": recipes,
+        "seed": args.seed,
+        "wording": wording,
+        "wording_trial": ({"length": args.choose_wording, "found": tried} if tried else old.get("wording_trial")),
+        "prompt": WORDINGS[wording].__dict__,
+        "new_tokens": args.new_tokens,
+        "judging": JUDGING,
+        **({"replaces": old["replaces"]} if "replaces" in old else {}),
+        "runs": [*old["runs"], run],
+        "trials": [*old["trials"], *trials],
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def efficient_attention_on_cuda() -> None:
+    """Let SDPA's memory-efficient kernel serve SmolLM2's grouped-query attention in float32 on a GPU.
+
+    With no mask, transformers asks SDPA for grouped-query attention (``enable_gqa=True``); in float32
+    on CUDA no fused kernel takes that, and SDPA falls back to its math kernel, which holds every
+    ``(heads, T, T)`` score (37 GB at 32k tokens). Expanding the key/value heads first (what
+    transformers does when it does not ask for GQA) gives the same attention through the fused kernel.
+    """
+    from transformers.integrations import sdpa_attention
+
+    sdpa_attention.use_gqa_in_sdpa = lambda *args, **kwargs: False
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS), help="prompt lengths in tokens")
@@ -116,6 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--new-tokens", type=int, default=ANSWER_TOKENS, help=f"tokens per answer (default {ANSWER_TOKENS})"
     )
+    parser.add_argument("--batch", type=int, default=BATCH, help=f"prompts of one length in a batch (default {BATCH})")
     parser.add_argument("--device", default=None, help="cuda or cpu (default: cuda when there is one)")
     parser.add_argument(
         "--remeasure",
@@ -168,6 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     model, tokenizer = load_smollm2(device=device)
     model.set_attn_implementation("sdpa")
+    if device.type == "cuda":
+        efficient_attention_on_cuda()
     load_seconds = time.perf_counter() - start
     wording, tried = args.wording, {}
     if args.choose_wording is not None:
@@ -179,40 +258,25 @@ def main(argv: list[str] | None = None) -> int:
             )
         wording = max(tried, key=tried.get)
         print(f"plain RoPE at {n} tokens, found out of {len(depths)} (other keys): {tried}; keeping {wording!r}")
-    trials = []
-    for n, depth, key, name in tqdm(todo, desc="passkey trials", unit="trial"):
+    trials: list[dict] = []
+    peaks: dict[str, float | None] = {}  # prompt length → GiB of GPU memory at its batches' peak
+    batches = needle_batches(todo, args.batch)
+    for n, name, needles in tqdm(batches, desc="passkey batches", unit="batch"):
         if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
             print(f"time budget reached: {len(todo) - len(trials)} trials left for a --merge run", flush=True)
             break
-        trials.append(
-            passkey_trial(
-                model, tokenizer, n, depth, key, recipes[name], name, new_tokens=args.new_tokens, wording=wording
-            ).as_dict()
+        if device.type == "cuda":
+            torch.cuda.reset_peak_memory_stats(device)
+        depths_, keys = [d for d, _ in needles], [k for _, k in needles]
+        found = passkey_trials(
+            model, tokenizer, n, depths_, keys, recipes[name], name, new_tokens=args.new_tokens, wording=wording
         )
-    run = {
-        **sitting("benchmarks.passkey_grid", argv, device),
-        "load_seconds": round(load_seconds, 1),
-        "trials": len(trials),
-        "trial_seconds": round(sum(t["seconds"] for t in trials), 1),
-        "peak_gpu_memory_gb": peak_memory(device),
-    }
-    result = {
-        "what": "passkey retrieval on SmolLM2-135M-Instruct (benchmarks/passkey_grid.py)",
-        "context": CONTEXT,
-        "factor": FACTOR,
-        "recipes": {name: recipes[name] for name in recipes},
-        "seed": args.seed,
-        "wording": wording,
-        "wording_trial": ({"length": args.choose_wording, "found": tried} if tried else old.get("wording_trial")),
-        "prompt": WORDINGS[wording].__dict__,
-        "new_tokens": args.new_tokens,
-        "judging": JUDGING,
-        **({"replaces": old["replaces"]} if "replaces" in old else {}),
-        "runs": [*old["runs"], run],
-        "trials": [*old["trials"], *trials],
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=1) + "\n")
+        trials += [r.as_dict() for r in found]
+        peaks[str(n)] = max(peaks.get(str(n)) or 0.0, peak_memory(device) or 0.0) or None
+        # written after every batch, so that a sitting stopped from outside keeps what it measured
+        result = grid_file(args, old, wording, tried, trials, argv, device, load_seconds, peaks)
+    result = grid_file(args, old, wording, tried, trials, argv, device, load_seconds, peaks)
+    run = result["runs"][-1]
     table = summary(result["trials"])
     for n in sorted({n for n, _ in table}):
         print(f"{n:>6d}  " + "  ".join(f"{r}: {f}/{c}" for (m, r), (f, c) in table.items() if m == n))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import platform
 import shlex
 import subprocess
@@ -18,7 +19,11 @@ ROOT = Path(__file__).parents[1]
 
 
 def git_commit() -> str:
-    """The repository's commit, with ``+dirty`` when tracked files differ from it; ``"unknown"`` outside git."""
+    """The repository's commit, with ``+dirty`` when tracked files differ from it.
+
+    Outside git (a copy of the working tree on another machine), the commit that copy was made from
+    as the environment variable ``BENCHMARK_COMMIT`` gives it, marked as given; else ``"unknown"``.
+    """
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
@@ -31,7 +36,8 @@ def git_commit() -> str:
             check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        given = os.environ.get("BENCHMARK_COMMIT", "").strip()
+        return f"{given} (given: the working tree was copied outside git)" if given else "unknown"
     return commit + ("+dirty" if changed else "")
 
 

@@ -20,6 +20,7 @@ from transformerland.passkey import (
     passkey_prompt,
     passkey_scores,
     passkey_trial,
+    passkey_trials,
     rope_recipe,
     wilson_interval,
 )
@@ -106,6 +107,18 @@ def test_trial_reports_what_it_wrote(tiny_llama):
     result = passkey_trial(tiny_llama, ByteTokenizer(), 300, 0.5, "12345", new_tokens=3)
     assert result.n_tokens == 300 and result.recipe == "plain RoPE" and len(result.answer.encode(errors="ignore")) <= 6
     assert result.found == passkey_found(result.answer, "12345")
+
+
+def test_a_batch_answers_as_its_prompts_do_one_at_a_time(tiny_llama):
+    depths, keys = [0.1, 0.5, 0.9], ["12345", "67890", "24680"]
+    dynamic = {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 64}
+    batch = passkey_trials(tiny_llama, ByteTokenizer(), 300, depths, keys, dynamic, "dynamic", new_tokens=4)
+    alone = [passkey_trial(tiny_llama, ByteTokenizer(), 300, d, k, dynamic, "dynamic", 4) for d, k in zip(depths, keys)]
+    assert [(r.depth, r.key, r.answer, r.found) for r in batch] == [(r.depth, r.key, r.answer, r.found) for r in alone]
+    with pytest.raises(ValueError, match="pair up"):
+        passkey_trials(tiny_llama, ByteTokenizer(), 300, depths, keys[:2])
+    with pytest.raises(TypeError, match="non-empty lists"):
+        passkey_trials(tiny_llama, ByteTokenizer(), 300, [], [])
 
 
 @pytest.mark.parametrize(

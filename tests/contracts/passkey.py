@@ -126,6 +126,17 @@ CONTRACTS = [
         reference=lambda out, a: out.n_tokens == 400 and isinstance(out.found, bool),
     ),
     contract(
+        "transformerland.experiments.passkey.passkey_trials",
+        model=Fixed(tiny_llama, bad=NOT_MODELS, make=True),
+        tokenizer=Fixed(CharTokenizer(), bad=[None, 3]),
+        n_tokens=Fixed(400, bad=[0, -1, 2.5, None, 10]),
+        depths=Fixed([0.25, 0.75], bad=[[], 0.5, None, [0.5], [0.5, 2.0]]),
+        keys=Fixed(["40721", "13579"], bad=[None, "40721", [40721, 13579], ["40721"]]),
+        recipe=Text("plain RoPE"),
+        new_tokens=Size(2, cap=passkey.MAX_NEW_TOKENS),
+        reference=lambda out, a: [r.key for r in out] == a["keys"] and all(r.n_tokens == 400 for r in out),
+    ),
+    contract(
         "transformerland.experiments.passkey.load_passkey_grid",
         reference=lambda out, a: {"trials", "runs"} <= set(out) and len(out["trials"]) > 0,
     ),

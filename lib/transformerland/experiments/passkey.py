@@ -17,7 +17,7 @@ The prompt is built in token ids, so that its length is exact::
 
 :func:`rope_recipe` puts one of :mod:`~transformerland.encodings.rope_scaling`'s recipes into a
 transformers RoPE model (its ``rotary_emb``'s frequencies and attention factor), and
-:func:`passkey_trial` runs one prompt.
+:func:`passkey_trial` runs one prompt, :func:`passkey_trials` several of one length in a batch.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ __all__ = [
     "passkey_prompt",
     "passkey_scores",
     "passkey_trial",
+    "passkey_trials",
     "rope_recipe",
     "wilson_interval",
 ]
@@ -176,6 +177,14 @@ def _require_model(model: object) -> nn.Module:
     return model
 
 
+def _require_needle(depth: object, key: object, depth_name: str = "depth", key_name: str = "key") -> None:
+    """A needle's depth (0 to 1 of the filler) and key (a string of digits), or an error naming the argument."""
+    if not isinstance(depth, (int, float)) or isinstance(depth, bool) or not 0.0 <= depth <= 1.0:
+        raise ValueError(f"{depth_name} must be a number from 0 (start) to 1 (end) of the filler, got {depth!r}.")
+    if not (isinstance(key, str) and key.isdigit()):
+        raise ValueError(f"{key_name} must be a string of digits such as '40721', got {key!r}.")
+
+
 def passkey_prompt(tokenizer: Any, n_tokens: int, depth: float, key: str, wording: str = WORDING) -> PasskeyPrompt:
     """The prompt of exactly ``n_tokens`` tokens with ``key`` at ``depth`` (0: first, 1: last) of the filler.
 
@@ -184,10 +193,7 @@ def passkey_prompt(tokenizer: Any, n_tokens: int, depth: float, key: str, wordin
     """
     require_callable(tokenizer, "tokenizer", "a transformers tokenizer such as load_smollm2()'s")
     n_tokens = require_positive_int(n_tokens, "n_tokens")
-    if not isinstance(depth, (int, float)) or isinstance(depth, bool) or not 0.0 <= depth <= 1.0:
-        raise ValueError(f"depth must be a number from 0 (start) to 1 (end) of the filler, got {depth!r}.")
-    if not (isinstance(key, str) and key.isdigit()):
-        raise ValueError(f"key must be a string of digits such as '40721', got {key!r}.")
+    _require_needle(depth, key)
     require_choice(wording, "wording", tuple(WORDINGS))
     words = WORDINGS[wording]
     intro, question = _ids(tokenizer, words.intro), _ids(tokenizer, words.question)
@@ -254,6 +260,21 @@ def rope_recipe(
 
 
 @torch.no_grad()
+def _greedy(model: nn.Module, input_ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
+    """Greedy decoding after ``input_ids`` ``(B, T)`` (prompts of one length, no padding): ``(B, new_tokens)``.
+
+    The prompt's pass keeps only the last position's logits (``logits_to_keep=1``): ``(B, 1, vocab)``.
+    """
+    out = model(input_ids, use_cache=True, logits_to_keep=1)
+    written = []
+    for step in range(new_tokens):
+        token = out.logits[:, -1].argmax(-1, keepdim=True)  # (B, 1)
+        written.append(token)
+        if step + 1 < new_tokens:
+            out = model(token, past_key_values=out.past_key_values, use_cache=True)
+    return torch.cat(written, dim=1)
+
+
 def greedy_digits(model: nn.Module, input_ids: torch.Tensor, new_tokens: int = 7) -> torch.Tensor:
     """Greedy decoding of ``new_tokens`` after ``input_ids`` ``(1, T)``, with the model's cache: ``(new_tokens,)``.
 
@@ -267,14 +288,49 @@ def greedy_digits(model: nn.Module, input_ids: torch.Tensor, new_tokens: int = 7
         )
     new_tokens = require_positive_int(new_tokens, "new_tokens", cap=MAX_NEW_TOKENS)
     require_ids_below(input_ids, "input_ids", model_vocab_size(model))
-    out = model(input_ids, use_cache=True)
-    written = []
-    for step in range(new_tokens):
-        token = out.logits[:, -1].argmax(-1, keepdim=True)  # (1, 1)
-        written.append(token)
-        if step + 1 < new_tokens:
-            out = model(token, past_key_values=out.past_key_values, use_cache=True)
-    return torch.cat(written, dim=1)[0]
+    return _greedy(model, input_ids, new_tokens)[0]
+
+
+def passkey_trials(
+    model: nn.Module,
+    tokenizer: Any,
+    n_tokens: int,
+    depths: list[float],
+    keys: list[str],
+    scaling: Mapping[str, object] | None = None,
+    recipe: str = "plain RoPE",
+    new_tokens: int = ANSWER_TOKENS,
+    wording: str = WORDING,
+) -> list[PasskeyResult]:
+    """Prompts of ``n_tokens`` tokens, key ``keys[i]`` at ``depths[i]``, answered in one batch under ``scaling``.
+
+    Every prompt has exactly ``n_tokens`` tokens, so the batch ``(len(depths), n_tokens)`` needs no
+    padding and each row sees the positions it would see alone. ``found`` is :func:`passkey_found` of
+    the ``new_tokens`` tokens written greedily; ``seconds`` is the batch's time shared equally.
+    """
+    _require_model(model)
+    require_str(recipe, "recipe")
+    if not isinstance(depths, (list, tuple)) or not isinstance(keys, (list, tuple)) or not depths:
+        raise TypeError(
+            f"depths and keys must be non-empty lists of the same length, got {type(depths).__name__} "
+            f"and {type(keys).__name__}; pass one depth and one key per needle."
+        )
+    if len(depths) != len(keys):
+        raise ValueError(f"depths and keys must pair up, got {len(depths)} depths and {len(keys)} keys.")
+    for i, (depth, key) in enumerate(zip(depths, keys, strict=True)):
+        _require_needle(depth, key, f"depths[{i}]", f"keys[{i}]")
+    new_tokens = require_positive_int(new_tokens, "new_tokens", cap=MAX_NEW_TOKENS)
+    prompts = [passkey_prompt(tokenizer, n_tokens, d, k, wording) for d, k in zip(depths, keys, strict=True)]
+    device = next(model.parameters()).device
+    start = time.perf_counter()
+    with rope_recipe(model, scaling, seq_len=n_tokens):
+        written = _greedy(model, torch.cat([p.input_ids for p in prompts]).to(device), new_tokens)  # (B, new)
+    answers = [tokenizer.decode(row) for row in written.cpu()]
+    seconds = (time.perf_counter() - start) / len(prompts)
+    return [
+        PasskeyResult(n_tokens, float(d), recipe, k, a, passkey_found(a, k), seconds)
+        for d, k, a in zip(depths, keys, answers, strict=True)
+    ]
 
 
 def passkey_trial(
@@ -291,18 +347,10 @@ def passkey_trial(
     """One prompt of ``n_tokens`` tokens, the key at ``depth``, answered under the recipe ``scaling``.
 
     ``found`` is :func:`passkey_found` of the ``new_tokens`` tokens written greedily: the first
-    run of five digits among them is the key.
+    run of five digits among them is the key. (:func:`passkey_trials` runs several in one batch.)
     """
-    _require_model(model)
-    require_str(recipe, "recipe")
-    prompt = passkey_prompt(tokenizer, n_tokens, depth, key, wording)
-    device = next(model.parameters()).device
-    start = time.perf_counter()
-    with rope_recipe(model, scaling, seq_len=n_tokens):
-        written = greedy_digits(model, prompt.input_ids.to(device), new_tokens)
-    answer = tokenizer.decode(written.cpu())
-    seconds = time.perf_counter() - start
-    return PasskeyResult(n_tokens, float(depth), recipe, key, answer, passkey_found(answer, key), seconds)
+    _require_needle(depth, key)
+    return passkey_trials(model, tokenizer, n_tokens, [depth], [key], scaling, recipe, new_tokens, wording)[0]
 
 
 def long_context_recipes(original_length: int = 8192, factor: float = 4.0) -> dict[str, dict[str, object] | None]:
