@@ -12,20 +12,24 @@ Each answer is ``--new-tokens`` tokens long (default :data:`~transformerland.pas
 24) and found when its first run of five digits is the key
 (:func:`~transformerland.passkey.passkey_found`); the file records both, with 30 needles a cell by
 default, so that each cell's Wilson interval (:func:`~transformerland.passkey.wilson_interval`) is
-about half as wide as with the 10 of the first grid. Each sitting records the code's commit
-(``git rev-parse HEAD``, ``+dirty`` when tracked files were changed).
+about √3 times narrower than with the 10 of the first grid. Each sitting records the code's commit
+(``git rev-parse HEAD``, ``+dirty`` when tracked files were changed; on a copy of the tree on another
+machine, set ``BENCHMARK_COMMIT`` to the commit it was made from).
 
-The grid committed with the library was measured on 2026-11-25 with 10 needles, 7-token answers,
-an older rule (the key anywhere among the answer's characters) and dynamic NTK at factor 1 only;
-its sitting did not record a commit. ``--remeasure`` replaces it with the protocol above, in as
-many sittings as the device allows; run the same command again until it prints "grid complete":
+Prompts of one length and recipe run ``--batch`` at a time (default 10; every prompt of a length has
+exactly that many tokens, so a batch needs no padding), ordered by length, then by group of needles,
+then by recipe, so that a sitting stopped by ``--time-budget`` leaves each recipe of a length with the
+same needles, give or take one batch. The committed grid (2026-11-27) took two sittings on one H200:
+1,260 prompts in 495 s of trials, with at most 16.4 GB of GPU memory at 23,040 tokens. It replaced a
+first grid of 10 needles, 7-token answers and six rows, measured on an H100 on 2026-11-25 (the file
+keeps what that grid was, under ``replaces``). To measure it again, run until it prints "grid
+complete":
 
     python -m benchmarks.passkey_grid --remeasure           # 6 lengths x 30 needles x 7 rows = 1,260 prompts
 
-On one H100 the first grid took 465 s for 360 prompts (about 1.3 s each, more at the longer
-lengths), so the re-measurement needs about 30 minutes of GPU time: ``--remeasure`` stops starting
-prompts after ``--time-budget`` seconds (default 540 with it) and writes what it has. It runs on the
-CPU too, but on a 2-core CPU one 8,000-token prompt takes about 20 s.
+``--remeasure`` writes into the library's file, replacing a grid of another protocol and otherwise
+adding only what the file lacks (``--merge``), with ``--time-budget`` 540 s unless given. It runs on
+the CPU too, but on a 2-core CPU one 8,000-token prompt takes about 20 s.
 
 Writes a JSON file (by default the library's ``data/passkey_grid.json``, which chapter 8 reads with
 :func:`transformerland.passkey.load_passkey_grid`) with every trial and its provenance (device, date,

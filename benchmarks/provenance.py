@@ -21,9 +21,13 @@ ROOT = Path(__file__).parents[1]
 def git_commit() -> str:
     """The repository's commit, with ``+dirty`` when tracked files differ from it.
 
-    Outside git (a copy of the working tree on another machine), the commit that copy was made from
-    as the environment variable ``BENCHMARK_COMMIT`` gives it, marked as given; else ``"unknown"``.
+    On a copy of the working tree (another machine), its git metadata may not be the tree's: there
+    the environment variable ``BENCHMARK_COMMIT``, when set, names the commit the copy was made
+    from, and is recorded as given. Outside git and without it: ``"unknown"``.
     """
+    given = os.environ.get("BENCHMARK_COMMIT", "").strip()
+    if given:
+        return f"{given} (given: the working tree was copied to another machine)"
     try:
         commit = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
@@ -36,8 +40,7 @@ def git_commit() -> str:
             check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
-        given = os.environ.get("BENCHMARK_COMMIT", "").strip()
-        return f"{given} (given: the working tree was copied outside git)" if given else "unknown"
+        return "unknown"
     return commit + ("+dirty" if changed else "")
 
 

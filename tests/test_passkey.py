@@ -113,7 +113,10 @@ def test_a_batch_answers_as_its_prompts_do_one_at_a_time(tiny_llama):
     depths, keys = [0.1, 0.5, 0.9], ["12345", "67890", "24680"]
     dynamic = {"rope_type": "dynamic", "factor": 4.0, "original_max_position_embeddings": 64}
     batch = passkey_trials(tiny_llama, ByteTokenizer(), 300, depths, keys, dynamic, "dynamic", new_tokens=4)
-    alone = [passkey_trial(tiny_llama, ByteTokenizer(), 300, d, k, dynamic, "dynamic", 4) for d, k in zip(depths, keys)]
+    alone = [
+        passkey_trial(tiny_llama, ByteTokenizer(), 300, d, k, dynamic, "dynamic", 4)
+        for d, k in zip(depths, keys, strict=True)
+    ]
     assert [(r.depth, r.key, r.answer, r.found) for r in batch] == [(r.depth, r.key, r.answer, r.found) for r in alone]
     with pytest.raises(ValueError, match="pair up"):
         passkey_trials(tiny_llama, ByteTokenizer(), 300, depths, keys[:2])
