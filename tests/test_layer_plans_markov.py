@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 from transformerland.encodings.layer_plans import compared_plans
-from transformerland.experiments.layer_plans_markov import MARKOV_SWEEP, load_markov_sweep, markov_sweep_losses
+from transformerland.experiments.layer_plans_markov import (
+    MARKOV_SWEEP,
+    load_markov_sweep,
+    markov_sweep_floor,
+    markov_sweep_losses,
+)
+from transformerland.tasks import MarkovTask
+from transformerland.training import evaluation_batches
 
 #: The point the slow test trains again: the control the chapter's argument turns on, on the first seed.
 POINT = ("all 4 local, no global layer", "0")
@@ -22,6 +29,16 @@ def test_the_sweep_has_every_point_and_its_provenance() -> None:
             assert len(losses) == len(MARKOV_SWEEP["eval_lengths"]) and all(0 < x < 5 for x in losses)
     provenance = sweep["provenance"]
     assert len(provenance["commit"].removesuffix("+dirty")) == 40 and provenance["date"] and provenance["machine"]
+
+
+def test_the_floor_is_the_sources_on_the_batches_every_point_is_scored_on() -> None:
+    floor = markov_sweep_floor()
+    task = MarkovTask(**MARKOV_SWEEP["task"])
+    for i, n in enumerate(MARKOV_SWEEP["eval_lengths"]):
+        (batch,) = evaluation_batches(task, length=n, **MARKOV_SWEEP["eval"])  # the sweep scores one batch
+        assert floor["entropy"][i] == task.entropy_rate(batch) and floor["source"][i] == task.source_loss(batch)
+    # a batch of 64 sequences puts the source's own loss within a few hundredths of the entropy rate
+    assert all(abs(e - s) < 0.06 for e, s in zip(floor["entropy"], floor["source"], strict=True)), floor
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ import math
 import pytest
 import torch
 from transformerland.tasks import Batch, MarkovTask, ReverseTask, SortTask, Task
+from transformerland.training import evaluate, evaluation_batches
 
 TASKS = {
     "markov": lambda: MarkovTask(vocab_size=6, order=2),
@@ -59,6 +60,32 @@ def test_markov_targets_are_the_next_tokens_and_the_mask_skips_short_contexts() 
     task = MarkovTask(vocab_size=6, order=2)
     torch.testing.assert_close(task.transitions.sum(-1), torch.ones(36))
     assert 0.0 < task.entropy_rate(batch) < math.log(6)
+
+
+class SourceModel(torch.nn.Module):
+    """The Markov source as a model: at each place with a full context, the log of its true next-token row."""
+
+    def __init__(self, task: MarkovTask) -> None:
+        super().__init__()
+        self.task = task
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        order, logits = self.task.order, torch.zeros(*tokens.shape, self.task.vocab_size)
+        for i in range(order - 1, tokens.shape[1]):
+            rows = self.task.transitions[self.task._context_index(tokens[:, i - order + 1 : i + 1])]
+            logits[:, i] = rows.log()
+        return logits
+
+
+def test_source_loss_is_what_the_source_itself_scores_and_averages_to_the_entropy_rate() -> None:
+    task = MarkovTask(vocab_size=6, order=2, seed=3)
+    batches = list(evaluation_batches(task, length=12, batch_size=16, n_batches=3, seed=5))
+    scored = evaluate(SourceModel(task), task, length=12, batch_size=16, n_batches=3, seed=5).loss
+    assert scored == pytest.approx(sum(map(task.source_loss, batches)) / 3, abs=1e-5)
+    big = task.sample(512, 64, torch.Generator().manual_seed(0))  # 32,000 targets: sampling noise ~0.01
+    assert abs(task.source_loss(big) - task.entropy_rate(big)) < 0.03
+    small = task.sample(4, 8, torch.Generator().manual_seed(0))  # a few targets: the two part
+    assert task.source_loss(small) != pytest.approx(task.entropy_rate(small), abs=1e-3)
 
 
 def test_markov_rejects_lengths_within_its_order() -> None:

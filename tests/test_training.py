@@ -11,6 +11,7 @@ from transformerland.training import (
     EvalResult,
     TrainResult,
     evaluate,
+    evaluation_batches,
     masked_loss,
     pick_device,
     side_by_side,
@@ -138,6 +139,24 @@ def test_evaluate_is_repeatable_and_leaves_the_model_in_eval_mode() -> None:
     assert not model.training
     with pytest.raises(ValueError, match="length"):
         evaluate(model, SortTask(8), length=0)
+
+
+def test_evaluation_batches_are_the_ones_evaluate_scores() -> None:
+    model, task = small_model(), SortTask(8)
+    batches = list(evaluation_batches(task, length=8, n_batches=2, seed=7))
+    again = list(evaluation_batches(task, length=8, n_batches=2, seed=7))
+    assert len(batches) == 2 and all(torch.equal(a.inputs, b.inputs) for a, b in zip(batches, again, strict=True))
+    assert not torch.equal(batches[0].inputs, batches[1].inputs)
+    with torch.no_grad():
+        by_hand = sum(masked_loss(model(b.inputs), b).item() for b in batches) / 2
+    assert evaluate(model, task, length=8, n_batches=2, seed=7).loss == pytest.approx(by_hand, rel=1e-6)
+
+
+def test_evaluation_batches_check_their_arguments_at_once() -> None:
+    with pytest.raises(ValueError, match="length"):
+        evaluation_batches(SortTask(8), length=0)
+    with pytest.raises(TypeError, match="task"):
+        evaluation_batches("sort", length=8)
 
 
 def test_masked_loss_ignores_unscored_targets() -> None:

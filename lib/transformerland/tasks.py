@@ -94,18 +94,31 @@ class MarkovTask:
         mask[:, : self.order - 1] = False
         return Batch(seq[:, :-1], seq[:, 1:], mask)
 
+    def _scored(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """The source's next-token distributions at the scored targets of ``batch``, ``(S, B, V)``, and those
+        targets, ``(S, B)`` long (``S = T - order + 1`` scored places per sequence)."""
+        inputs = batch.inputs.cpu()
+        tokens = torch.cat([inputs, batch.targets.cpu()[:, -1:]], dim=1)
+        places = range(self.order, tokens.shape[1])
+        probs = torch.stack([self.transitions[self._context_index(tokens[:, t - self.order : t])] for t in places])
+        return probs, tokens[:, self.order :].T
+
     def entropy_rate(self, batch: Batch) -> float:
         """Mean entropy (nats) of the true next-token distribution over the scored targets of ``batch``.
 
-        This is the loss a perfect model would reach on that batch's contexts.
+        This is the loss a perfect model would reach on average on that batch's contexts; on the batch's own
+        targets it reaches :meth:`source_loss`, which sampling puts a little above or below.
         """
-        inputs = batch.inputs.cpu()
-        tokens = torch.cat([inputs, batch.targets.cpu()[:, -1:]], dim=1)
-        entropies = []
-        for t in range(self.order, tokens.shape[1]):
-            probs = self.transitions[self._context_index(tokens[:, t - self.order : t])]
-            entropies.append(-(probs * probs.clamp_min(1e-12).log()).sum(-1))
-        return float(torch.stack(entropies).mean())
+        probs, _ = self._scored(batch)
+        return float((-(probs * probs.clamp_min(1e-12).log()).sum(-1)).mean())
+
+    def source_loss(self, batch: Batch) -> float:
+        """Mean loss (nats) of the source's own next-token distributions on the scored targets of ``batch``.
+
+        The loss of the perfect model, the source itself, on that batch: no model beats it on average.
+        """
+        probs, targets = self._scored(batch)
+        return float(-probs.gather(-1, targets[..., None]).clamp_min(1e-12).log().mean())
 
 
 class ReverseTask:

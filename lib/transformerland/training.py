@@ -35,6 +35,7 @@ __all__ = [
     "EvalResult",
     "TrainResult",
     "evaluate",
+    "evaluation_batches",
     "masked_loss",
     "pick_device",
     "side_by_side",
@@ -117,6 +118,10 @@ def _require_logits(logits: torch.Tensor, batch: Batch) -> None:
 def _require_model_task(model: object, task: object) -> None:
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be a torch.nn.Module (a TinyTransformer, say), got {type(model).__name__}.")
+    _require_task(task)
+
+
+def _require_task(task: object) -> None:
     if not isinstance(task, Task):
         raise TypeError(
             f"task must have a vocab_size and a sample(batch_size, length, generator) method (MarkovTask, "
@@ -245,25 +250,20 @@ def evaluate(
     device: torch.device | str | None = None,
     cpu_threads: int | None = CPU_THREADS,
 ) -> EvalResult:
-    """Evaluate ``model`` on fresh batches of one ``length`` (same seed, same batches).
+    """Evaluate ``model`` on the batches of :func:`evaluation_batches` (same seed, same batches).
 
     ``batch_size``, ``seed``, ``device`` and ``cpu_threads`` as in :func:`train`.
     """
     _require_model_task(model, task)
-    length = require_positive_int(length, "length")
-    n_batches = require_positive_int(n_batches, "n_batches", cap=10_000)
-    batch_size = require_positive_int(batch_size, "batch_size")
-    require_elements(batch_size * length, "one batch (batch_size × length)")
-    seed = require_int(seed, "seed", low=0)
+    batches = evaluation_batches(task, length=length, batch_size=batch_size, n_batches=n_batches, seed=seed)
     if cpu_threads is not None:
         require_positive_int(cpu_threads, "cpu_threads", cap=1024)
     device = _chosen_device(device, "device")
     model.to(device).eval()
-    generator = torch.Generator().manual_seed(seed)
     losses, correct, scored, seq_right, seqs = 0.0, 0, 0, 0, 0
     with _cpu_threads(cpu_threads, device):
-        for _ in range(n_batches):
-            batch = task.sample(batch_size, length, generator).to(device)
+        for batch in batches:
+            batch = batch.to(device)
             logits = model(batch.inputs)
             losses += masked_loss(logits, batch).item() * int(batch.mask.sum())
             hit = (logits.argmax(-1) == batch.targets) | ~batch.mask
@@ -272,6 +272,29 @@ def evaluate(
             seq_right += int(hit.all(dim=1).sum())
             seqs += batch.inputs.shape[0]
     return EvalResult(loss=losses / scored, token_accuracy=correct / scored, sequence_accuracy=seq_right / seqs)
+
+
+def evaluation_batches(
+    task: Task, *, length: int, batch_size: int = 64, n_batches: int = 4, seed: int = 1234
+) -> Iterator[Batch]:
+    """The held-out batches :func:`evaluate` scores with these arguments, on the CPU, one at a time.
+
+    ``n_batches`` batches of ``(batch_size, length)``, sampled in turn from one generator seeded with
+    ``seed``: the same every call, so every model and anything computed from the data alone (a source's
+    entropy, say) meet the same sequences. The arguments are checked at once, the batches drawn lazily.
+    """
+    _require_task(task)
+    length = require_positive_int(length, "length")
+    n_batches = require_positive_int(n_batches, "n_batches", cap=10_000)
+    batch_size = require_positive_int(batch_size, "batch_size")
+    require_elements(batch_size * length, "one batch (batch_size × length)")
+    seed = require_int(seed, "seed", low=0)
+    return _drawn(task, length, batch_size, n_batches, torch.Generator().manual_seed(seed))
+
+
+def _drawn(task: Task, length: int, batch_size: int, n_batches: int, generator: torch.Generator) -> Iterator[Batch]:
+    for _ in range(n_batches):
+        yield task.sample(batch_size, length, generator)
 
 
 def side_by_side(

@@ -251,6 +251,20 @@ CONTRACTS = [
         device=Device(None),
     ),
     contract(
+        "transformerland.training.evaluation_batches",
+        call=lambda task, length, batch_size, n_batches, seed: list(
+            training.evaluation_batches(task, length=length, batch_size=batch_size, n_batches=n_batches, seed=seed)
+        ),
+        task=Fixed(lambda: tasks.MarkovTask(8, order=1), bad=[None, "task"], make=True),
+        length=Size(4),
+        batch_size=Size(2),
+        n_batches=Size(1, cap=10_000),
+        seed=Count(0),
+        reference=lambda out, a: (
+            len(out) == a["n_batches"] and all(b.inputs.shape == (a["batch_size"], a["length"]) for b in out)
+        ),
+    ),
+    contract(
         "transformerland.training.side_by_side",
         fn=Fixed(lambda x: x + 1, bad=[None, 3, "fn"]),
         items=Fixed([1, 2, 3], bad=[None, 3]),

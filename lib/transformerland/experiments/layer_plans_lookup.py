@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+from operator import attrgetter
 from typing import Any
 
-from .._validation import require_int, require_positive_int
-from ..encodings.layer_plans import apply_layer_plan, compared_plans
-from ..model import TinyTransformer, TransformerConfig
-from ..training import evaluate, train
+from ._layer_plan_point import plan_point
 from .recall import LookupTask
 
 __all__ = ["LOOKUP_SWEEP", "load_lookup_sweep", "lookup_sweep_accuracy"]
@@ -47,22 +45,9 @@ def lookup_sweep_accuracy(plan: str, seed: int, steps: int | None = None, specia
     ``special`` the place of the plan's one global or NoPE layer (default ``LOOKUP_SWEEP["special"]``).
     """
     where = LOOKUP_SWEEP["special"] if special is None else special
-    plans = compared_plans(LOOKUP_SWEEP["window"], where)
-    if plan not in plans:
-        raise ValueError(f"plan must be one of {sorted(plans)}, got {plan!r}.")
-    seed = require_int(seed, "seed", low=0)
-    recipe = dict(LOOKUP_SWEEP["recipe"])
-    if steps is not None:
-        recipe["steps"] = require_positive_int(steps, "steps")
-        recipe["warmup"] = min(recipe["warmup"], recipe["steps"] // 5)
-    task = LookupTask(**LOOKUP_SWEEP["task"])
-    config = TransformerConfig(task.vocab_size, position="rope", **LOOKUP_SWEEP["size"])
-    model = apply_layer_plan(TinyTransformer(config, seed=seed), plans[plan])
-    train(model, task, seed=seed, progress=False, device="cpu", **recipe)
-    return [
-        evaluate(model, task, length=n, device="cpu", **LOOKUP_SWEEP["eval"]).token_accuracy
-        for n in LOOKUP_SWEEP["eval_lengths"]
-    ]
+    accuracy = attrgetter("token_accuracy")
+    # a shortened run warms up for at most a fifth of its steps
+    return plan_point(LOOKUP_SWEEP, LookupTask, accuracy, lambda n: n // 5, plan, seed, steps, special=where)
 
 
 def load_lookup_sweep() -> dict[str, Any]:

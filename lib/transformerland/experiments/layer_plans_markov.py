@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import importlib.resources
 import json
+from operator import attrgetter
 from typing import Any
 
-from .._validation import require_int, require_positive_int
-from ..encodings.layer_plans import apply_layer_plan, compared_plans
-from ..model import TinyTransformer, TransformerConfig
 from ..tasks import MarkovTask
-from ..training import evaluate, train
+from ..training import evaluation_batches
+from ._layer_plan_point import plan_point
 
-__all__ = ["MARKOV_SWEEP", "load_markov_sweep", "markov_sweep_losses"]
+__all__ = ["MARKOV_SWEEP", "load_markov_sweep", "markov_sweep_floor", "markov_sweep_losses"]
 
 
 #: The Markov sweep's source, model and recipe: an order-2 source over 8 symbols, four-layer decoders of
@@ -42,21 +41,26 @@ def markov_sweep_losses(plan: str, seed: int, steps: int | None = None) -> list[
     Returns the mean next-token loss (nats) at each of ``MARKOV_SWEEP["eval_lengths"]``. ``steps``
     overrides the recipe's (a quick check).
     """
-    plans = compared_plans(MARKOV_SWEEP["window"], MARKOV_SWEEP["special"])
-    if plan not in plans:
-        raise ValueError(f"plan must be one of {sorted(plans)}, got {plan!r}.")
-    seed = require_int(seed, "seed", low=0)
-    recipe = dict(MARKOV_SWEEP["recipe"])
-    if steps is not None:
-        recipe["steps"] = require_positive_int(steps, "steps")
-        recipe["warmup"] = min(recipe["warmup"], recipe["steps"])
+    # a shortened run keeps the recipe's warm-up, up to all of its steps
+    loss = attrgetter("loss")
+    return plan_point(MARKOV_SWEEP, MarkovTask, loss, lambda n: n, plan, seed, steps, MARKOV_SWEEP["special"])
+
+
+def markov_sweep_floor() -> dict[str, list[float]]:
+    """The lowest losses at each of ``MARKOV_SWEEP["eval_lengths"]``, on the held-out batches every point is scored on.
+
+    ``"entropy"``: the source's entropy rate over those batches' contexts (:meth:`MarkovTask.entropy_rate`),
+    the loss a perfect model reaches there on average; ``"source"``: the loss of the source's own
+    next-token probabilities on those batches' targets (:meth:`MarkovTask.source_loss`), what the perfect
+    model scores on these very sequences. Each is the mean over the batches, which are all of one size.
+    """
     task = MarkovTask(**MARKOV_SWEEP["task"])
-    config = TransformerConfig(task.vocab_size, position="rope", **MARKOV_SWEEP["size"])
-    model = apply_layer_plan(TinyTransformer(config, seed=seed), plans[plan])
-    train(model, task, seed=seed, progress=False, device="cpu", **recipe)
-    return [
-        evaluate(model, task, length=n, device="cpu", **MARKOV_SWEEP["eval"]).loss for n in MARKOV_SWEEP["eval_lengths"]
-    ]
+    floor: dict[str, list[float]] = {"entropy": [], "source": []}
+    for n in MARKOV_SWEEP["eval_lengths"]:
+        batches = list(evaluation_batches(task, length=n, **MARKOV_SWEEP["eval"]))
+        floor["entropy"].append(sum(map(task.entropy_rate, batches)) / len(batches))
+        floor["source"].append(sum(map(task.source_loss, batches)) / len(batches))
+    return floor
 
 
 def load_markov_sweep() -> dict[str, Any]:
