@@ -17,7 +17,7 @@ CONTRACTS = [
     ),
     contract(
         "transformerland.experiments.recipe_sweep.sweep_recipes",
-        reference=lambda out, a: list(out)[0] == "plain RoPE" and out["plain RoPE"] is None and len(out) == 7,
+        reference=lambda out, a: next(iter(out)) == "plain RoPE" and out["plain RoPE"] is None and len(out) == 7,
     ),
     contract(
         "transformerland.experiments.recipe_sweep.load_recipe_sweep",
