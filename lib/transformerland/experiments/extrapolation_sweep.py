@@ -58,7 +58,7 @@ def _trained(task: MarkovTask | LookupTask, scheme: str, seed: int, steps: int |
     """Chapter 5's decoder with ``scheme``, trained at 32 tokens with ``seed`` (``steps`` overrides 240)."""
     recipe = dict(EXTRAPOLATION_SWEEP["recipe"])
     if steps is not None:
-        recipe["steps"] = require_positive_int(steps, "steps")
+        recipe["steps"] = steps
         recipe["warmup"] = min(recipe["warmup"], recipe["steps"] // 5)
     config = TransformerConfig(task.vocab_size, position=scheme, **EXTRAPOLATION_SWEEP["size"])
     model = TinyTransformer(config, seed=seed)
@@ -101,6 +101,7 @@ def lookup_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
     """
     scheme = require_choice(scheme, "scheme", POSITION_SCHEMES)
     seed = require_int(seed, "seed", low=0)
+    steps = None if steps is None else require_positive_int(steps, "steps")
     lookup = LookupTask(**EXTRAPOLATION_SWEEP["lookup"])
     model = _trained(lookup, scheme, seed, steps)
     point: dict[str, Any] = {
@@ -123,6 +124,7 @@ def markov_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
     """
     scheme = require_choice(scheme, "scheme", tuple(EXTRAPOLATION_SWEEP["markov_schemes"]))
     seed = require_int(seed, "seed", low=0)
+    steps = None if steps is None else require_positive_int(steps, "steps")
     source = MarkovTask(**EXTRAPOLATION_SWEEP["markov"])
     lengths = EXTRAPOLATION_SWEEP["eval_lengths"]
     model = _trained(source, scheme, seed, steps)
