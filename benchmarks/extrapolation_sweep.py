@@ -1,13 +1,13 @@
 """Chapter 5's lookup and remedies over seeds: the trainings the chapter reads rather than runs.
 
 For each seed, trains chapter 5's five decoders on the lookup task (one point is
-:func:`transformerland.experiments.extrapolation_sweep.lookup_point`; the learned one also tries the sliding
-windows and the interpolated table), and its learned, rotary and ALiBi decoders on the Markov source
-(:func:`~transformerland.experiments.extrapolation_sweep.markov_point`: the learned one then fine-tuned from
-its table extended or interpolated, ALiBi trained 120 steps more). The chapter cannot afford these trainings
-in its 45 s, so it reads the results from the file this script writes (by default the library's
-``data/extrapolation_sweep.json``), with their provenance: the code's commit (and whether the work tree had
-changes), the date, the machine, the versions, the command and the seconds.
+:func:`transformerland.experiments.extrapolation_sweep.lookup_point`; the learned one also tries the sliding windows
+and the interpolated table), and the same five decoders on the Markov source
+(:func:`~transformerland.experiments.extrapolation_sweep.markov_point`: the learned one then fine-tuned from its
+table extended or interpolated, ALiBi trained 120 steps more, the others scored at 256 and 512 tokens). The chapter
+cannot afford these trainings in its 45 s, so it reads the results from the file this script writes (by default the
+library's ``data/extrapolation_sweep.json``), with their provenance: the code's commit (and whether the work tree
+had changes), the date, the machine, the versions, the command and the seconds.
 ``tests/test_extrapolation_sweep.py`` re-runs one point and compares it with the file.
 
 Each point takes about 10 to 25 s of one idle CPU core; the points run ``--jobs`` at a time, one core each.

@@ -35,6 +35,7 @@ def test_the_sweep_has_every_point_and_its_provenance() -> None:
         for point in by_seed.values():
             assert len(point["losses"]) == LENGTHS and all(x > 0 for x in point["losses"])
             assert ("fine_tune" in point) == (scheme == "learned") and ("more" in point) == (scheme == "alibi")
+            assert ("far" in point) == (scheme != "learned")
     for point in sweep["markov"]["learned"].values():
         for run in point["fine_tune"].values():
             assert len(run["losses"]) == EXTRAPOLATION_SWEEP["tune"]["steps"] and len(run["after"]) == 2

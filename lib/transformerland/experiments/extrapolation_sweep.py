@@ -1,12 +1,12 @@
 """Chapter 5's trainings that the chapter reads rather than runs: the lookup and the remedies, over seeds.
 
-Chapter 5 trains its five Markov decoders live (the reader watches *train short, test long* happen). What
-it compares beyond them would take several times its budget: the same five decoders on the lookup task
-(:func:`lookup_point`, with the sliding windows and the interpolated table tried on the learned one), the
-learned Markov model's table extended or interpolated and then fine-tuned, and ALiBi trained 120 steps
-more (:func:`markov_point`), each on seeds 0, 1 and 2. ``benchmarks/extrapolation_sweep.py`` runs every
-point and writes the results with their provenance to a data file that the chapter reads
-(:func:`load_extrapolation_sweep`); ``tests/test_extrapolation_sweep.py`` re-runs one point.
+Chapter 5 trains its five Markov decoders live (the reader watches *train short, test long* happen). What it
+compares beyond them would take several times its budget: the same five decoders on the lookup task
+(:func:`lookup_point`, with the sliding windows and the interpolated table tried on the learned one), the learned
+Markov model's table extended or interpolated and then fine-tuned, ALiBi trained 120 steps more, and the Markov
+decoders scored at 256 and 512 tokens (:func:`markov_point`), each on seeds 0, 1 and 2.
+``benchmarks/extrapolation_sweep.py`` runs every point and writes the results with their provenance to a data file
+that the chapter reads (:func:`load_extrapolation_sweep`); ``tests/test_extrapolation_sweep.py`` re-runs one point.
 """
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ __all__ = ["EXTRAPOLATION_SWEEP", "load_extrapolation_sweep", "lookup_point", "m
 #: of 128 rows), trained for 240 steps at 32 tokens and scored at 32, 64 and 128 on two batches of 64
 #: sequences. ``"tune"``: the learned Markov model's 60 fine-tuning steps at 128 tokens, from its table
 #: extended or interpolated to 128 rows; ``"more"``: ALiBi's 120 steps more at 32 tokens; ``"windows"``
-#: and ``"questions"``: the sliding windows and the 64 held-out sequences of the remedies on the lookup.
+#: and ``"questions"``: the sliding windows and the 64 held-out sequences of the remedies on the lookup;
+#: ``"far"``: the Markov losses at 256 and 512 tokens, on two batches of 8,192 tokens each (exercise 5.2).
 #: A seed ``s`` seeds the model and its training; the fine-tunes take ``s + 1`` (the chapter's 1 on seed 0).
 EXTRAPOLATION_SWEEP: dict[str, Any] = {
     "markov": {"vocab_size": 8, "order": 2, "seed": 0},
@@ -50,7 +51,8 @@ EXTRAPOLATION_SWEEP: dict[str, Any] = {
     "more": {"steps": 120, "length": 32, "batch_size": 32, "lr": 3e-3, "warmup": 12},
     "windows": {"window": 32, "stride": 16},
     "questions": {"batch_size": 64, "length": 128, "seed": 99},
-    "markov_schemes": ["learned", "rope", "alibi"],
+    "far": {"lengths": [256, 512], "tokens": 8192, "n_batches": 2},
+    "markov_schemes": list(POSITION_SCHEMES),
 }
 
 
@@ -113,10 +115,11 @@ def lookup_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
 
 
 def markov_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, Any]:
-    """One point of the Markov remedies: chapter 5's decoder with ``scheme`` trained on the source with ``seed``.
+    """One point of the Markov source: chapter 5's decoder with ``scheme`` trained on the source with ``seed``.
 
     ``scheme`` is one of ``EXTRAPOLATION_SWEEP["markov_schemes"]``. Returns ``{"losses": [loss at 32, 64
-    and 128 tokens]}``; for ``"learned"`` also ``"fine_tune"``: for ``"extend + fine-tune"`` and
+    and 128 tokens]}``; for every scheme but ``"learned"`` (whose 128 rows stop there) also ``"far"``: the
+    losses at 256 and 512 tokens; for ``"learned"`` also ``"fine_tune"``: for ``"extend + fine-tune"`` and
     ``"interpolate + fine-tune"``, the 32 trained rows extended (fresh rows) or interpolated to 128, then
     60 steps at 128 tokens: ``"losses"`` (each step's, as ``TrainResult.losses``) and ``"after"`` (the
     loss at 32 and 128 tokens); for ``"alibi"`` also ``"more"``: the losses at 32, 64 and 128 after 120
@@ -129,6 +132,14 @@ def markov_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
     lengths = EXTRAPOLATION_SWEEP["eval_lengths"]
     model = _trained(source, scheme, seed, steps)
     point: dict[str, Any] = {"losses": [s.loss for s in _scores(model, source, lengths)]}
+    if scheme != "learned":
+        far = EXTRAPOLATION_SWEEP["far"]
+        point["far"] = [
+            evaluate(
+                model, source, length=n, batch_size=far["tokens"] // n, n_batches=far["n_batches"], device="cpu"
+            ).loss
+            for n in far["lengths"]
+        ]
     if scheme == "learned":
         tune = EXTRAPOLATION_SWEEP["tune"]
         rows = model.positions.weight.detach()[: EXTRAPOLATION_SWEEP["recipe"]["length"]]  # (32, 64)
