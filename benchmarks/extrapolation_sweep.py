@@ -18,37 +18,28 @@ Each point takes about 10 to 25 s of one idle CPU core; the points run ``--jobs`
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import torch
 from transformerland.experiments.extrapolation_sweep import EXTRAPOLATION_SWEEP, lookup_point, markov_point
 from transformerland.model import POSITION_SCHEMES
 
 from benchmarks.provenance import sweep_sitting
+from benchmarks.sweep import run_points, sweep_parser
 
 RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "extrapolation_sweep.json"
 POINTS = {"lookup": lookup_point, "markov": markov_point}
 
 
-def _point(kind: str, scheme: str, seed: int) -> tuple[str, str, int, dict[str, Any], float]:
-    torch.set_num_threads(1)
-    start = time.perf_counter()
-    result = POINTS[kind](scheme, seed)
-    return kind, scheme, seed, result, time.perf_counter() - start
+def _point(kind: str, scheme: str, seed: int) -> dict[str, Any]:
+    return POINTS[kind](scheme, seed)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--jobs", type=int, default=2, help="trainings at once, one CPU core each")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    args = sweep_parser(__doc__, RESULTS).parse_args()
     start = time.perf_counter()
     schemes = {"lookup": list(POSITION_SCHEMES), "markov": EXTRAPOLATION_SWEEP["markov_schemes"]}
     results: dict[str, dict[str, dict[str, Any]]] = {kind: {s: {} for s in schemes[kind]} for kind in POINTS}
@@ -56,12 +47,11 @@ def main() -> int:
     points = [("markov", s, seed) for seed in args.seeds for s in schemes["markov"]]
     points += [("lookup", s, seed) for seed in args.seeds for s in schemes["lookup"]]
     seconds = []
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for kind, scheme, seed, result, took in pool.map(_point, *zip(*points, strict=True)):
-            results[kind][scheme][str(seed)] = result
-            seconds.append(took)
-            head = result["shares"] if kind == "lookup" else result["losses"]
-            print(f"{kind:7s} {scheme:11s} seed {seed}: " + " ".join(f"{v:.3f}" for v in head) + f"  ({took:.0f} s)")
+    for (kind, scheme, seed), result, took in run_points(_point, points, args.jobs):
+        results[kind][scheme][str(seed)] = result
+        seconds.append(took)
+        head = result["shares"] if kind == "lookup" else result["losses"]
+        print(f"{kind:7s} {scheme:11s} seed {seed}: " + " ".join(f"{v:.3f}" for v in head) + f"  ({took:.0f} s)")
     for kind in POINTS:  # seeds in order, whatever order the points finished in
         for scheme, by_seed in results[kind].items():
             results[kind][scheme] = {str(seed): by_seed[str(seed)] for seed in args.seeds}

@@ -19,35 +19,27 @@ Each training takes about 30 s of one idle CPU core; the points run ``--jobs`` a
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import torch
 from transformerland.encodings.layer_plans import compared_plans
 from transformerland.experiments.layer_plans_lookup import LOOKUP_SWEEP, lookup_sweep_accuracy
 
 from benchmarks.provenance import sweep_sitting
+from benchmarks.sweep import run_points, sweep_parser
 
 RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "layer_plans_lookup.json"
 
 
-def _point(plan: str, seed: int, special: int) -> tuple[str, int, int, list[float], float]:
-    torch.set_num_threads(1)
-    start = time.perf_counter()
-    accuracy = lookup_sweep_accuracy(plan, seed, special=special)
-    return plan, seed, special, accuracy, time.perf_counter() - start
+def _accuracy(plan: str, seed: int, special: int) -> list[float]:
+    return lookup_sweep_accuracy(plan, seed, special=special)
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser = sweep_parser(__doc__, RESULTS)
     parser.add_argument("--plans", nargs="+", default=list(compared_plans()), help="plan names (default: all five)")
-    parser.add_argument("--jobs", type=int, default=2, help="trainings at once, one CPU core each")
-    parser.add_argument("--out", type=Path, default=RESULTS)
     args = parser.parse_args()
     start = time.perf_counter()
     accuracy: dict[str, dict[str, list[float]]] = {plan: {} for plan in args.plans}
@@ -56,13 +48,12 @@ def main() -> int:
     points = [(plan, seed, LOOKUP_SWEEP["special"]) for seed in args.seeds for plan in args.plans]
     points += [(plan, seed, 3) for seed in args.seeds for plan in last]
     seconds = []
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for plan, seed, special, shares, took in pool.map(_point, *zip(*points, strict=True)):
-            table = accuracy if special == LOOKUP_SWEEP["special"] else accuracy_last
-            table[plan][str(seed)] = shares
-            seconds.append(took)
-            where = "" if special == LOOKUP_SWEEP["special"] else " (global layer last)"
-            print(f"{plan + where:60s} seed {seed}: " + " ".join(f"{v:.3f}" for v in shares) + f"  ({took:.0f} s)")
+    for (plan, seed, special), shares, took in run_points(_accuracy, points, args.jobs):
+        table = accuracy if special == LOOKUP_SWEEP["special"] else accuracy_last
+        table[plan][str(seed)] = shares
+        seconds.append(took)
+        where = "" if special == LOOKUP_SWEEP["special"] else " (global layer last)"
+        print(f"{plan + where:60s} seed {seed}: " + " ".join(f"{v:.3f}" for v in shares) + f"  ({took:.0f} s)")
     plans = compared_plans(LOOKUP_SWEEP["window"], LOOKUP_SWEEP["special"])
     results = {
         "setup": LOOKUP_SWEEP,

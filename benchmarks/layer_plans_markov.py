@@ -15,45 +15,31 @@ script writes (by default the library's ``data/layer_plans_markov.json``), with 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import torch
 from transformerland.encodings.layer_plans import compared_plans
 from transformerland.experiments.layer_plans_markov import MARKOV_SWEEP, markov_sweep_losses
 
 from benchmarks.provenance import sweep_sitting
+from benchmarks.sweep import run_points, sweep_parser
 
 RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "layer_plans_markov.json"
 
 
-def _point(plan: str, seed: int) -> tuple[str, int, list[float], float]:
-    torch.set_num_threads(1)
-    start = time.perf_counter()
-    losses = markov_sweep_losses(plan, seed)
-    return plan, seed, losses, time.perf_counter() - start
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--jobs", type=int, default=2, help="trainings at once, one CPU core each")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    args = sweep_parser(__doc__, RESULTS).parse_args()
     start = time.perf_counter()
     plans = compared_plans(MARKOV_SWEEP["window"], MARKOV_SWEEP["special"])
     losses: dict[str, dict[str, list[float]]] = {plan: {} for plan in plans}
     points = [(plan, seed) for seed in args.seeds for plan in plans]
     seconds = []
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for plan, seed, values, took in pool.map(_point, *zip(*points, strict=True)):
-            losses[plan][str(seed)] = values
-            seconds.append(took)
-            print(f"{plan:40s} seed {seed}: " + " ".join(f"{v:.3f}" for v in values) + f"  ({took:.0f} s)")
+    for (plan, seed), values, took in run_points(markov_sweep_losses, points, args.jobs):
+        losses[plan][str(seed)] = values
+        seconds.append(took)
+        print(f"{plan:40s} seed {seed}: " + " ".join(f"{v:.3f}" for v in values) + f"  ({took:.0f} s)")
     results = {
         "setup": MARKOV_SWEEP,
         "plans": {name: [vars(layer) for layer in plan] for name, plan in plans.items()},

@@ -18,44 +18,30 @@ A point takes 10 to 40 s of one idle CPU core; the points run ``--jobs`` at a ti
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import torch
 from transformerland.experiments.recipe_sweep import RECIPE_SWEEP, SWEEP_PARTS, recipe_sweep_point, sweep_recipes
 
 from benchmarks.provenance import sweep_sitting
+from benchmarks.sweep import run_points, sweep_parser
 
 RESULTS = Path(__file__).parents[1] / "lib" / "transformerland" / "data" / "recipe_sweep.json"
 
 
-def _point(part: str, seed: int) -> tuple[str, int, dict[str, Any], float]:
-    torch.set_num_threads(1)
-    start = time.perf_counter()
-    result = recipe_sweep_point(part, seed)
-    return part, seed, result, time.perf_counter() - start
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--jobs", type=int, default=2, help="points at once, one CPU core each")
-    parser.add_argument("--out", type=Path, default=RESULTS)
-    args = parser.parse_args()
+    args = sweep_parser(__doc__, RESULTS, what="points").parse_args()
     start = time.perf_counter()
     results: dict[str, dict[str, Any]] = {part: {} for part in SWEEP_PARTS}
     points = [(part, seed) for seed in args.seeds for part in SWEEP_PARTS]
     seconds = []
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        for part, seed, result, took in pool.map(_point, *zip(*points, strict=True)):
-            results[part][str(seed)] = result
-            seconds.append(took)
-            print(f"{part:14s} seed {seed}: {took:.0f} s", flush=True)
+    for (part, seed), result, took in run_points(recipe_sweep_point, points, args.jobs):
+        results[part][str(seed)] = result
+        seconds.append(took)
+        print(f"{part:14s} seed {seed}: {took:.0f} s", flush=True)
     sweep = {
         "setup": RECIPE_SWEEP,
         "recipes": sweep_recipes(),
