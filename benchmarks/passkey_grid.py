@@ -129,7 +129,7 @@ def grid_file(
     argv: list[str] | None,
     device: torch.device,
     load_seconds: float,
-    peaks: dict[str, float | None],
+    peaks: dict[str, float],
 ) -> dict:
     """The grid with this sitting's trials added, written to ``args.out``; returned."""
     recipes = grid_recipes()
@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         wording = max(tried, key=tried.get)
         print(f"plain RoPE at {n} tokens, found out of {len(depths)} (other keys): {tried}; keeping {wording!r}")
     trials: list[dict] = []
-    peaks: dict[str, float | None] = {}  # prompt length → GiB of GPU memory at its batches' peak
+    peaks: dict[str, float] = {}  # prompt length → GiB of GPU memory at its batches' peak (GPU only)
     batches = needle_batches(todo, args.batch)
     for n, name, needles in tqdm(batches, desc="passkey batches", unit="batch"):
         if args.time_budget is not None and time.perf_counter() - start > args.time_budget:
@@ -276,9 +276,10 @@ def main(argv: list[str] | None = None) -> int:
             model, tokenizer, n, depths_, keys, recipes[name], name, new_tokens=args.new_tokens, wording=wording
         )
         trials += [r.as_dict() for r in found]
-        peaks[str(n)] = max(peaks.get(str(n)) or 0.0, peak_memory(device) or 0.0) or None
+        if device.type == "cuda":
+            peaks[str(n)] = max(peaks.get(str(n), 0.0), peak_memory(device))
         # written after every batch, so that a sitting stopped from outside keeps what it measured
-        result = grid_file(args, old, wording, tried, trials, argv, device, load_seconds, peaks)
+        grid_file(args, old, wording, tried, trials, argv, device, load_seconds, peaks)
     result = grid_file(args, old, wording, tried, trials, argv, device, load_seconds, peaks)
     run = result["runs"][-1]
     table = summary(result["trials"])

@@ -51,12 +51,17 @@ def device_name(device: torch.device) -> str:
     return f"CPU, {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
 
 
+def command(module: str, argv: list[str] | None = None) -> str:
+    """The command that reproduces a run of ``module`` with ``argv`` (this process's arguments by default)."""
+    return f"python -m {module} " + shlex.join(argv if argv is not None else sys.argv[1:])
+
+
 def sitting(module: str, argv: list[str] | None, device: torch.device) -> dict[str, object]:
     """The provenance of one run: date, commit, the command that reproduces it, device and versions."""
     return {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "commit": git_commit(),
-        "command": f"python -m {module} " + shlex.join(argv if argv is not None else sys.argv[1:]),
+        "command": command(module, argv),
         "device": device_name(device),
         "dtype": "float32",
         "attention": "sdpa",
@@ -76,7 +81,7 @@ def sweep_sitting(module: str, seeds: list[int], jobs: int, seconds: list[float]
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "machine": f"{platform.machine()} CPU, {platform.system()}, one thread per training, {jobs} at once",
         "seeds": seeds,
-        "command": f"python -m {module} " + shlex.join(sys.argv[1:]),
+        "command": command(module),
         "transformerland": transformerland.__version__,
         "torch": torch.__version__,
         "python": platform.python_version(),
