@@ -14,6 +14,7 @@ from transformerland.passkey import (
     WORDINGS,
     load_passkey_grid,
     long_context_recipes,
+    mcnemar_p,
     needle_depths,
     passkey_found,
     passkey_keys,
@@ -195,6 +196,21 @@ def test_wilson_interval_narrows_with_more_needles():
 def test_wilson_interval_refuses_bad_counts(args, error, match):
     with pytest.raises(error, match=match):
         wilson_interval(*args)
+
+
+@pytest.mark.parametrize(
+    ("only_a", "only_b", "p"),
+    [(24, 8, 0.00700037), (15, 9, 0.30745625), (5, 0, 0.0625), (0, 0, 1.0), (3, 3, 1.0), (1, 0, 1.0), (2, 3, 1.0)],
+)
+def test_mcnemar_p_is_the_two_sided_sign_test(only_a, only_b, p):
+    assert mcnemar_p(only_a, only_b) == pytest.approx(p, rel=1e-6)  # scipy's binomtest agrees
+    assert mcnemar_p(only_b, only_a) == mcnemar_p(only_a, only_b)
+
+
+@pytest.mark.parametrize(("args", "error", "match"), [((-1, 3), ValueError, "only_a"), ((2, 1.5), TypeError, "only_b")])
+def test_mcnemar_p_refuses_bad_counts(args, error, match):
+    with pytest.raises(error, match=match):
+        mcnemar_p(*args)
 
 
 def test_long_context_recipes_name_each_dynamic_factor():

@@ -167,6 +167,12 @@ CONTRACTS = [
         reference=lambda out, a: 0.0 <= out[0] <= a["found"] / a["trials"] <= out[1] <= 1.0,
     ),
     contract(
+        "transformerland.experiments.passkey.mcnemar_p",
+        only_a=Count(5, low=0),
+        only_b=Count(2, low=0),
+        reference=lambda out, a: 0.0 < out <= 1.0,
+    ),
+    contract(
         "transformerland.experiments.passkey.long_context_recipes",
         original_length=Size(8192, edges=(1, 4096)),
         factor=Number(4.0, low=1.0, span=(1.0, 64.0)),
