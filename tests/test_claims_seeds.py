@@ -2,77 +2,54 @@
 
 The chapters train each model once, with seed 0, and assert what they print. A sentence that
 compares two trained models ("the learned model is ahead by less than 0.01", "ALiBi catches up
-with more steps") must hold on other seeds too; these tests retrain the chapters' models with
-the chapters' recipes on seeds 0-2. They take minutes on a CPU: ``pytest -m slow``.
+with more steps") must hold on other seeds too; these tests train the chapters' models again on
+seeds 0-2. Chapters 5 and 8 read their models from sweeps (``benchmarks/extrapolation_sweep.py``,
+``benchmarks/recipe_sweep.py``): their tests run the sweeps' points afresh (:func:`point`), so the
+recipes are the library's, written once. Chapters 3 and 6 train live; their tests repeat the
+chapters' recipes. They take minutes on a CPU: ``make test-seeds``.
 """
 
 from __future__ import annotations
 
 from functools import cache
+from typing import Any
 
 import pytest
 import torch
 from transformerland.analysis import cosine_similarity_matrix, linear_position_probe, similarity_by_offset
-from transformerland.encodings import scaling_recipes, with_rope_scaling
+from transformerland.experiments.extrapolation_sweep import EXTRAPOLATION_SWEEP, lookup_point, markov_point
+from transformerland.experiments.recipe_sweep import recipe_sweep_point
 from transformerland.model import POSITION_SCHEMES, TinyTransformer, TransformerConfig
-from transformerland.recall import LookupTask
-from transformerland.remedies import (
-    extend_table,
-    fine_tune,
-    interpolate_table,
-    sliding_window_logits,
-    window_reach,
-    with_position_table,
-)
 from transformerland.tasks import MarkovTask, ReverseTask, SortTask
 from transformerland.training import evaluate, train
 
 pytestmark = [pytest.mark.slow, pytest.mark.seeds]
 SEEDS = (0, 1, 2)
 
-# Chapter 5: an order-2 Markov source, decoders trained at 32 tokens, tested at 32, 64, 128.
-MARKOV = MarkovTask(vocab_size=8, order=2, seed=0)
-MARKOV_SIZE = {"d_model": 64, "n_layers": 2, "n_heads": 4, "d_ff": 256, "max_len": 128}
-TRAIN_LENGTH = 32
-EVAL_LENGTHS = (32, 64, 128)
+#: The sweeps' points, by kind: chapter 5's Markov decoders and lookup decoders (a scheme and a seed), and
+#: chapter 8's recipe sweep (a part of :data:`~transformerland.experiments.recipe_sweep.SWEEP_PARTS` and a seed).
+POINTS = {"markov": markov_point, "lookup": lookup_point, "recipes": recipe_sweep_point}
 
 
 @cache
-def markov_run(scheme: str, seed: int, steps: int = 240) -> tuple[TinyTransformer, tuple[float, ...]]:
-    """Chapter 5's decoder and recipe (warm-up a fifth of the steps), trained at 32 tokens; with its step losses."""
-    model = TinyTransformer(TransformerConfig(MARKOV.vocab_size, position=scheme, **MARKOV_SIZE), seed=seed)
-    run = train(
-        model,
-        MARKOV,
-        steps=steps,
-        length=TRAIN_LENGTH,
-        batch_size=32,
-        lr=3e-3,
-        warmup=steps // 5,
-        seed=seed,
-        progress=False,
-    )
-    return model, tuple(run.smoothed(20))
+def point(kind: str, name: str, seed: int, steps: int | None = None) -> dict[str, Any]:
+    """A fresh run of one sweep point (what its benchmark writes to the chapter's results file), once a session.
+
+    ``name`` is the scheme (``"markov"``, ``"lookup"``) or the part (``"recipes"``); ``steps`` overrides the
+    first training's 240 steps. Call it without ``steps`` for the recipe's points, so that they share a cache entry.
+    """
+    if steps is None:
+        return POINTS[kind](name, seed)
+    return POINTS[kind](name, seed, steps)
 
 
-def markov_model(scheme: str, seed: int, steps: int = 240) -> TinyTransformer:
-    """Chapter 5's decoder, trained (cached with its losses by :func:`markov_run`)."""
-    return markov_run(scheme, seed, steps)[0]
-
-
-def markov_loss(model: torch.nn.Module, length: int, batch_size: int = 64) -> float:
-    return evaluate(model, MARKOV, length=length, batch_size=batch_size, n_batches=2).loss
-
-
-@cache
-def markov_losses(scheme: str, seed: int, steps: int = 240) -> tuple[float, ...]:
-    """Losses at 32, 64 and 128 tokens."""
-    return tuple(markov_loss(markov_model(scheme, seed, steps), n) for n in EVAL_LENGTHS)
+# Chapter 5: an order-2 Markov source, decoders trained at 32 tokens, tested at 32, 64, 128 (and 256, 512).
+MARKOV = MarkovTask(**EXTRAPOLATION_SWEEP["markov"])
 
 
 @cache
 def entropy_rate() -> float:
-    probe = MARKOV.sample(256, length=4 * TRAIN_LENGTH, generator=torch.Generator().manual_seed(1234))
+    probe = MARKOV.sample(256, length=128, generator=torch.Generator().manual_seed(1234))
     return MARKOV.entropy_rate(probe)
 
 
@@ -80,7 +57,7 @@ def entropy_rate() -> float:
 def test_ch5_train_short_test_long_shape(seed: int) -> None:
     """ALiBi flat, learned and sinusoidal climbing, rotary between, none high but nearly flat."""
     first, _, last = 0, 1, 2
-    losses = {scheme: markov_losses(scheme, seed) for scheme in POSITION_SCHEMES}
+    losses = {scheme: point("markov", scheme, seed)["losses"] for scheme in POSITION_SCHEMES}
     assert losses["alibi"][last] - losses["alibi"][first] < 0.1, losses["alibi"]
     for scheme in ("learned", "sinusoidal"):
         assert losses[scheme][last] - losses[scheme][first] > 0.5, (scheme, losses[scheme])
@@ -93,17 +70,17 @@ def test_ch5_train_short_test_long_shape(seed: int) -> None:
 def test_ch5_sinusoidal_further_from_the_floor_than_learned(seed: int) -> None:
     """At 32 tokens, after 240 steps, the sinusoidal model's excess loss is over twice the learned one's."""
     floor = entropy_rate()
-    learned = markov_losses("learned", seed)[0] - floor
-    sinusoidal = markov_losses("sinusoidal", seed)[0] - floor
+    learned = point("markov", "learned", seed)["losses"][0] - floor
+    sinusoidal = point("markov", "sinusoidal", seed)["losses"][0] - floor
     assert learned < 0.08 and sinusoidal > 2 * learned, (learned, sinusoidal)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ch5_alibi_gap_is_a_budget_effect(seed: int) -> None:
-    """Behind at 240 steps; within 0.05 of rotary at 720 steps, and still flat to 128 tokens."""
-    short = {scheme: markov_losses(scheme, seed)[0] for scheme in ("alibi", "rope")}
+    """Behind at 240 steps; within 0.05 of rotary at 720 steps (warm-up 144), and still flat to 128 tokens."""
+    short = {scheme: point("markov", scheme, seed)["losses"][0] for scheme in ("alibi", "rope")}
     assert short["alibi"] > short["rope"] + 0.05, short
-    alibi, rope = markov_losses("alibi", seed, steps=720), markov_losses("rope", seed, steps=720)
+    alibi, rope = (point("markov", scheme, seed, 720)["losses"] for scheme in ("alibi", "rope"))
     assert alibi[0] - rope[0] < 0.05, (alibi, rope)
     assert alibi[2] - alibi[0] < 0.1, alibi
 
@@ -201,14 +178,10 @@ def test_ch3_reversal_writes_no_neighbour_band(seed: int) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ch5_interpolated_start_fine_tunes_better_than_extended(seed: int) -> None:
     """Chapter 5's remedies: after 60 steps at 128 tokens, the interpolated table beats the extended one."""
-    learned = markov_model("learned", seed)
-    rows = learned.positions.weight.detach()[:TRAIN_LENGTH]
-    tune = {"steps": 60, "length": 4 * TRAIN_LENGTH, "batch_size": 16, "lr": 3e-3, "seed": 1, "progress": False}
-    extended = with_position_table(learned, extend_table(rows, 4 * TRAIN_LENGTH, seed=0))
-    stretched = with_position_table(learned, interpolate_table(rows, 4 * TRAIN_LENGTH))
-    extended_long = markov_loss(fine_tune(extended, MARKOV, **tune)[0], 4 * TRAIN_LENGTH)
-    stretched_long = markov_loss(fine_tune(stretched, MARKOV, **tune)[0], 4 * TRAIN_LENGTH)
-    before = markov_losses("learned", seed)[2]
+    learned = point("markov", "learned", seed)
+    tuned = {name: run["after"][1] for name, run in learned["fine_tune"].items()}  # the loss at 128 tokens
+    extended_long, stretched_long = tuned["extend + fine-tune"], tuned["interpolate + fine-tune"]
+    before = learned["losses"][2]
     assert extended_long < before - 0.15 and stretched_long < extended_long - 0.15, (
         before,
         extended_long,
@@ -216,33 +189,10 @@ def test_ch5_interpolated_start_fine_tunes_better_than_extended(seed: int) -> No
     )
 
 
-# Chapter 5's second task: a table written first, then questions whose answers are in it (answers scored).
-LOOKUP = LookupTask(n_keys=64, n_values=4)
-
-
-@cache
-def lookup_model(scheme: str, seed: int, steps: int = 240) -> TinyTransformer:
-    """Chapter 5's decoder and recipe, trained on the lookup task at 32 tokens (chapter 8 trains the rotary one)."""
-    model = TinyTransformer(TransformerConfig(LOOKUP.vocab_size, position=scheme, **MARKOV_SIZE), seed=seed)
-    train(model, LOOKUP, steps=steps, length=TRAIN_LENGTH, batch_size=32, lr=3e-3, warmup=steps // 5, seed=seed,
-          progress=False)  # fmt: skip
-    return model
-
-
-def lookup_shares(model: torch.nn.Module) -> tuple[float, ...]:
-    """Share of answers right at 32, 64 and 128 tokens."""
-    return tuple(evaluate(model, LOOKUP, length=n, batch_size=64, n_batches=2).token_accuracy for n in EVAL_LENGTHS)
-
-
-@cache
-def lookup_accuracy(scheme: str, seed: int, steps: int = 240) -> tuple[float, ...]:
-    return lookup_shares(lookup_model(scheme, seed, steps))
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ch5_lookup_ranks_the_schemes_on_reaching_far_back(seed: int) -> None:
     """No positions perfect everywhere; rotary falls at 128 below ALiBi and learned; sinusoidal never learns it."""
-    R = {scheme: lookup_accuracy(scheme, seed) for scheme in POSITION_SCHEMES}
+    R = {scheme: point("lookup", scheme, seed)["shares"] for scheme in POSITION_SCHEMES}
     assert min(R["none"]) > 0.99, R
     assert all(R[s][0] > 0.99 for s in ("none", "learned", "rope", "alibi")) and max(R["sinusoidal"]) < 0.45, R
     assert R["rope"][2] < R["rope"][0] - 0.15 and R["rope"][2] < min(R["alibi"][2], R["learned"][2]) - 0.1, R
@@ -250,42 +200,46 @@ def test_ch5_lookup_ranks_the_schemes_on_reaching_far_back(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_ch8_lookup_turns_the_recipes_round(seed: int) -> None:
-    """Zero-shot at 128 tokens on the lookup: linear, YaRN and Llama 3 near perfect; plain < NTK-aware < dynamic."""
-    recipes = {
-        **scaling_recipes(TRAIN_LENGTH, 4.0),
-        "dynamic, f=1": {"rope_type": "dynamic", "factor": 1.0, "original_max_position_embeddings": TRAIN_LENGTH},
-    }
-    shares = {name: lookup_shares(with_rope_scaling(lookup_model("rope", seed), s)) for name, s in recipes.items()}
-    A = {name: v[2] for name, v in shares.items()}
-    assert all(v[0] > 0.99 for v in shares.values()), shares
-    assert min(A["linear (PI)"], A["YaRN"], A["Llama 3"]) > 0.97 and A["plain RoPE"] < 0.85, A
-    assert A["plain RoPE"] + 0.08 < A["NTK-aware"] < A["YaRN"] - 0.05 and A["dynamic NTK"] > A["NTK-aware"] + 0.02, A
-    assert abs(A["dynamic, f=1"] - A["NTK-aware"]) < 1e-9 and A["plain RoPE"] > 0.65, A
+def test_ch5_a_window_loses_the_lookup_and_interpolation_keeps_it(seed: int) -> None:
+    """Windows of 32 drop the lookup at 128 tokens to near chance (right inside the window, chance outside);
+    the interpolated table, zero-shot, answers at least as well as the untrained rows do."""
+    S = point("lookup", "learned", seed)["remedies"]
+    full, windows, interpolated = S["full context"], S["sliding windows"], S["interpolated table"]
+    assert full > 0.9 and windows < 0.35 and windows < full - 0.5, S
+    assert S["windows, entry inside"] > 0.95 and abs(S["windows, entry outside"] - 0.25) < 0.05, S
+    assert interpolated > 0.95 and interpolated > full - 0.005, S
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch5_far_past_the_edge(seed: int) -> None:
+    """Exercise 5.2's solution, at 8 and 16 times the training length: ALiBi still flat, rotary and sinusoidal
+    still climbing, no positions rising only a little; at 512 tokens ALiBi best, then no positions."""
+    # as the chapter evaluates them: two batches of 8,192 tokens at every length (64 x 128, 32 x 256, 16 x 512)
+    far = {s: (point("markov", s, seed)["losses"][2], *point("markov", s, seed)["far"])
+           for s in ("none", "sinusoidal", "rope", "alibi")}  # fmt: skip
+    assert abs(far["alibi"][2] - far["alibi"][0]) < 0.05, far
+    for scheme in ("rope", "sinusoidal"):
+        assert far[scheme][1] > far[scheme][0] + 0.1 and far[scheme][2] > far[scheme][1], (scheme, far)
+    assert 0 < far["none"][2] - far["none"][0] < 0.15, far
+    assert all(far["alibi"][2] < far[s][2] - 0.2 for s in far if s != "alibi"), far
+    assert far["none"][2] < min(far["rope"][2], far["sinusoidal"][2]) - 0.1, far
 
 
 # Chapter 8: the recipes on chapter 5's rotary decoder, zero-shot and after 20 fine-tuning steps at 128 tokens,
-# beside ALiBi; a rotary model with base 500,000; and the lookup model fine-tuned at 128 tokens.
-CH8_RECIPES = scaling_recipes(TRAIN_LENGTH, 4.0)  # "dynamic NTK" here is configured with factor 4
-CH8_TUNE = {"steps": 20, "length": 4 * TRAIN_LENGTH, "batch_size": 16, "lr": 3e-3}
+# beside ALiBi; a rotary model with base 500,000; and the lookup model, fine-tuned at 128 tokens.
+# "dynamic NTK (f=4)" is dynamic NTK configured with factor 4; "dynamic NTK (f=1)" its canonical form.
 
 
-@cache
-def ch8_zero_shot(seed: int) -> dict[str, tuple[float, ...]]:
-    rope = markov_model("rope", seed)
-    return {
-        name: tuple(markov_loss(with_rope_scaling(rope, s), n) for n in EVAL_LENGTHS) for name, s in CH8_RECIPES.items()
-    }
-
-
-@cache
-def ch8_fine_tuned(seed: int) -> dict[str, tuple[float, ...]]:
-    rope = markov_model("rope", seed)
-    tuned = {}
-    for name, s in CH8_RECIPES.items():
-        model, _ = fine_tune(with_rope_scaling(rope, s), MARKOV, seed=seed + 1, progress=False, **CH8_TUNE)
-        tuned[name] = tuple(markov_loss(model, n) for n in EVAL_LENGTHS)
-    return tuned
+@pytest.mark.parametrize("seed", SEEDS)
+def test_ch8_lookup_turns_the_recipes_round(seed: int) -> None:
+    """Zero-shot at 128 tokens on the lookup: linear, YaRN and Llama 3 near perfect; plain < NTK-aware < dynamic."""
+    shares = point("recipes", "lookup", seed)["zero_shot"]
+    A = {name: v[2] for name, v in shares.items()}
+    assert all(v[0] > 0.99 for v in shares.values()), shares
+    assert min(A["linear (PI)"], A["YaRN"], A["Llama 3"]) > 0.97 and A["plain RoPE"] < 0.85, A
+    assert A["plain RoPE"] + 0.08 < A["NTK-aware"] < A["YaRN"] - 0.05, A
+    assert A["dynamic NTK (f=4)"] > A["NTK-aware"] + 0.02, A
+    assert abs(A["dynamic NTK (f=1)"] - A["NTK-aware"]) < 1e-9 and A["plain RoPE"] > 0.65, A
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -293,13 +247,16 @@ def test_ch8_zero_shot_recipes_on_the_markov_source(seed: int) -> None:
     """Linear worst everywhere; NTK-aware and dynamic (f=4) intact at 2L, dynamic ahead at 4L; YaRN and Llama 3
     change least and pay at L; at 128 tokens YaRN < Llama 3 < NTK-aware, and none clearly beats ALiBi (on seed 1
     the best is level with it)."""
-    Z, alibi = ch8_zero_shot(seed), markov_losses("alibi", seed)
+    zero_shot, alibi = point("recipes", "markov", seed)["zero_shot"], point("recipes", "alibi", seed)["losses"]
+    Z = {name: v for name, v in zero_shot.items() if name != "dynamic NTK (f=1)"}
     plain, others = Z["plain RoPE"], {k: v for k, v in Z.items() if k != "linear (PI)"}
+    dynamic = Z["dynamic NTK (f=4)"]
     assert all(Z["linear (PI)"][i] > max(v[i] for v in others.values()) for i in range(3)), Z
-    assert Z["NTK-aware"][1] - plain[0] < 0.06 and Z["dynamic NTK"][1] - plain[0] < 0.06 < plain[1] - plain[0], Z
-    assert Z["dynamic NTK"][2] < Z["NTK-aware"][2] - 0.05 and Z["NTK-aware"][2] < plain[2], Z
+    assert Z["NTK-aware"][1] - plain[0] < 0.06 and dynamic[1] - plain[0] < 0.06 < plain[1] - plain[0], Z
+    assert dynamic[2] < Z["NTK-aware"][2] - 0.05 and Z["NTK-aware"][2] < plain[2], Z
     rise = {k: v[2] - v[0] for k, v in others.items()}
-    assert max(rise["YaRN"], rise["Llama 3"]) < min(rise[k] for k in ("plain RoPE", "NTK-aware", "dynamic NTK")), rise
+    rest = ("plain RoPE", "NTK-aware", "dynamic NTK (f=4)")
+    assert max(rise["YaRN"], rise["Llama 3"]) < min(rise[k] for k in rest), rise
     assert Z["YaRN"][2] < Z["Llama 3"][2] < Z["NTK-aware"][2], Z
     assert min(Z["YaRN"][0], Z["Llama 3"][0]) > plain[0] + 0.03, Z
     best = min(v[2] for v in others.values())  # the best recipe at 128 tokens does not clearly beat ALiBi
@@ -310,10 +267,11 @@ def test_ch8_zero_shot_recipes_on_the_markov_source(seed: int) -> None:
 def test_ch8_fine_tuned_recipes_on_the_markov_source(seed: int) -> None:
     """After 20 steps at 128 tokens: flat curves; YaRN and Llama 3 lowest, linear clearly last, plain nearly as good
     as the best (within a few hundredths of a nat)."""
-    F = ch8_fine_tuned(seed)
+    F = point("recipes", "markov", seed)["fine_tuned"]
     others = {k: v[2] for k, v in F.items() if k != "linear (PI)"}
     assert all(max(v) - min(v) < 0.03 for v in F.values()), F
-    assert max(others["YaRN"], others["Llama 3"]) < min(others[k] for k in ("plain RoPE", "NTK-aware", "dynamic NTK"))
+    rest = ("plain RoPE", "NTK-aware", "dynamic NTK (f=4)")
+    assert max(others["YaRN"], others["Llama 3"]) < min(others[k] for k in rest), F
     assert F["linear (PI)"][2] > max(others.values()) + 0.05, F
     assert others["plain RoPE"] - min(others.values()) < 0.06, F
 
@@ -321,72 +279,27 @@ def test_ch8_fine_tuned_recipes_on_the_markov_source(seed: int) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ch8_a_larger_base_holds_better_beyond_the_training_length(seed: int) -> None:
     """Base 500,000 against 10,000: equal within 0.02 nats at 32 tokens, lower at 64 and clearly at 128."""
-    model = TinyTransformer(
-        TransformerConfig(MARKOV.vocab_size, position="rope", rope_base=5e5, **MARKOV_SIZE), seed=seed
-    )
-    train(model, MARKOV, steps=240, length=TRAIN_LENGTH, batch_size=32, lr=3e-3, warmup=48, seed=seed, progress=False)
-    large, small = tuple(markov_loss(model, n) for n in EVAL_LENGTHS), markov_losses("rope", seed)
+    large = point("recipes", "base 500,000", seed)["losses"]
+    small = point("recipes", "markov", seed)["zero_shot"]["plain RoPE"]
     assert abs(large[0] - small[0]) < 0.02 and large[1] < small[1] and large[2] < small[2] - 0.1, (large, small)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ch8_plain_fine_tuning_catches_up_on_the_lookup(seed: int) -> None:
     """20 steps at 128 tokens bring plain RoPE from about three quarters of the answers to within 0.03 of YaRN."""
-    rope = lookup_model("rope", seed)
-    zero_shot = lookup_shares(rope)[2]
-    tuned = {}
-    for name in ("plain RoPE", "YaRN"):
-        model, _ = fine_tune(
-            with_rope_scaling(rope, CH8_RECIPES[name]), LOOKUP, seed=seed + 1, progress=False, **CH8_TUNE
-        )
-        tuned[name] = lookup_shares(model)[2]
+    lookup = point("recipes", "lookup", seed)
+    zero_shot = lookup["zero_shot"]["plain RoPE"][2]
+    tuned = {name: lookup["fine_tuned"][name][2] for name in ("plain RoPE", "YaRN")}
     assert tuned["plain RoPE"] > zero_shot + 0.1 and tuned["YaRN"] - tuned["plain RoPE"] < 0.03, (zero_shot, tuned)
 
 
-def lookup_remedy_shares(seed: int) -> dict[str, float]:
-    """Chapter 5's remedies on the lookup: the learned model's share of answers right at 128 tokens, read with
-    its full context, through sliding windows of 32 (stride 16), and with its 32 trained rows stretched to 128;
-    and, for the windows, the share right among answers whose entry lies inside / outside the window."""
-    model = lookup_model("learned", seed)
-    batch = LOOKUP.sample(64, 4 * TRAIN_LENGTH, torch.Generator().manual_seed(99))
-    rows = model.positions.weight.detach()[:TRAIN_LENGTH]
-    with torch.no_grad():
-        logits = {
-            "full": model(batch.inputs),
-            "windows": sliding_window_logits(model, batch.inputs, window=TRAIN_LENGTH, stride=16),
-            "interpolated": with_position_table(model, interpolate_table(rows, 4 * TRAIN_LENGTH))(batch.inputs),
-        }
-    right = {name: (out.argmax(-1) == batch.targets) & batch.mask for name, out in logits.items()}
-    shares = {name: float(hit.sum() / batch.mask.sum()) for name, hit in right.items()}
-    inside = (LOOKUP.entry_distances(batch) <= window_reach(4 * TRAIN_LENGTH, TRAIN_LENGTH, 16)) & batch.mask
-    shares["windows, entry inside"] = float(right["windows"][inside].float().mean())
-    shares["windows, entry outside"] = float(right["windows"][batch.mask & ~inside].float().mean())
-    return shares
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_ch5_a_window_loses_the_lookup_and_interpolation_keeps_it(seed: int) -> None:
-    """Windows of 32 drop the lookup at 128 tokens to near chance (right inside the window, chance outside);
-    the interpolated table, zero-shot, answers at least as well as the untrained rows do."""
-    S = lookup_remedy_shares(seed)
-    assert S["full"] > 0.9 and S["windows"] < 0.35 and S["windows"] < S["full"] - 0.5, S
-    assert S["windows, entry inside"] > 0.95 and abs(S["windows, entry outside"] - 0.25) < 0.05, S
-    assert S["interpolated"] > 0.95 and S["interpolated"] > S["full"] - 0.005, S
-
-
-@pytest.mark.parametrize("seed", SEEDS)
-def test_ch5_far_past_the_edge(seed: int) -> None:
-    """Exercise 5.2's solution, at 8 and 16 times the training length: ALiBi still flat, rotary and sinusoidal
-    still climbing, no positions rising only a little; at 512 tokens ALiBi best, then no positions."""
-    # as the chapter evaluates them: two batches of 8,192 tokens at every length (64 x 128, 32 x 256, 16 x 512)
-    far = {s: (markov_losses(s, seed)[2], *(markov_loss(markov_model(s, seed), n, 8192 // n) for n in (256, 512)))
-           for s in ("none", "sinusoidal", "rope", "alibi")}  # fmt: skip
-    assert abs(far["alibi"][2] - far["alibi"][0]) < 0.05, far
-    for scheme in ("rope", "sinusoidal"):
-        assert far[scheme][1] > far[scheme][0] + 0.1 and far[scheme][2] > far[scheme][1], (scheme, far)
-    assert 0 < far["none"][2] - far["none"][0] < 0.15, far
-    assert all(far["alibi"][2] < far[s][2] - 0.2 for s in far if s != "alibi"), far
-    assert far["none"][2] < min(far["rope"][2], far["sinusoidal"][2]) - 0.1, far
+@cache
+def training_curve(scheme: str, seed: int) -> tuple[float, ...]:
+    """Chapter 6's curves: chapter 5's decoder and recipe on the Markov source, trained live as chapter 6 does;
+    each step's loss is the mean of the last 20 steps'."""
+    config = TransformerConfig(MARKOV.vocab_size, position=scheme, **EXTRAPOLATION_SWEEP["size"])
+    run = train(TinyTransformer(config, seed=seed), MARKOV, seed=seed, progress=False, **EXTRAPOLATION_SWEEP["recipe"])
+    return tuple(run.smoothed(20))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -394,7 +307,7 @@ def test_ch6_training_curves(seed: int) -> None:
     """Chapter 6's curves (mean of the last 20 steps): RoPE ahead of the learned table and ALiBi at steps 80 and
     120; the learned table level with RoPE (within 0.03) at 240; ALiBi behind both from step 160 on (at 120 it was
     level with the learned table on seed 2)."""
-    at = {s: markov_run(s, seed)[1] for s in ("learned", "rope", "alibi")}
+    at = {s: training_curve(s, seed) for s in ("learned", "rope", "alibi")}
     for step in (80, 120):
         assert at["rope"][step - 1] < min(at["learned"][step - 1], at["alibi"][step - 1]) - 0.05, (step, at)
     assert abs(at["learned"][239] - at["rope"][239]) < 0.03

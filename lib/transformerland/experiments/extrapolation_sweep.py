@@ -57,11 +57,14 @@ EXTRAPOLATION_SWEEP: dict[str, Any] = {
 
 
 def _trained(task: MarkovTask | LookupTask, scheme: str, seed: int, steps: int | None) -> TinyTransformer:
-    """Chapter 5's decoder with ``scheme``, trained at 32 tokens with ``seed`` (``steps`` overrides 240)."""
+    """Chapter 5's decoder with ``scheme``, trained at 32 tokens with ``seed``.
+
+    ``steps`` overrides the recipe's 240; the warm-up stays a fifth of the steps (48 of 240).
+    """
     recipe = dict(EXTRAPOLATION_SWEEP["recipe"])
     if steps is not None:
+        recipe["warmup"] = recipe["warmup"] * steps // recipe["steps"]
         recipe["steps"] = steps
-        recipe["warmup"] = min(recipe["warmup"], recipe["steps"] // 5)
     config = TransformerConfig(task.vocab_size, position=scheme, **EXTRAPOLATION_SWEEP["size"])
     model = TinyTransformer(config, seed=seed)
     train(model, task, seed=seed, progress=False, device="cpu", **recipe)
@@ -99,7 +102,7 @@ def lookup_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
     ``"remedies"``: the shares right at 128 tokens read with the full context, through sliding windows of
     32 (stride 16) and with the 32 trained rows interpolated to 128, the share of answers whose entry lies
     inside its window, and the windows' shares right among those and among the others. ``steps``
-    overrides the recipe's 240 (a quick check).
+    overrides the recipe's 240, the warm-up staying a fifth of them (a quick check, or a longer budget).
     """
     scheme = require_choice(scheme, "scheme", POSITION_SCHEMES)
     seed = require_int(seed, "seed", low=0)
@@ -123,7 +126,8 @@ def markov_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
     ``"interpolate + fine-tune"``, the 32 trained rows extended (fresh rows) or interpolated to 128, then
     60 steps at 128 tokens: ``"losses"`` (each step's, as ``TrainResult.losses``) and ``"after"`` (the
     loss at 32 and 128 tokens); for ``"alibi"`` also ``"more"``: the losses at 32, 64 and 128 after 120
-    steps more at 32 tokens. ``steps`` overrides the first training's 240 steps (a quick check).
+    steps more at 32 tokens. ``steps`` overrides the first training's 240 steps, the warm-up staying a
+    fifth of them (a quick check, or a longer budget: the seed tests train ALiBi and RoPE for 720).
     """
     scheme = require_choice(scheme, "scheme", tuple(EXTRAPOLATION_SWEEP["markov_schemes"]))
     seed = require_int(seed, "seed", low=0)
