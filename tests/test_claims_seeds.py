@@ -64,15 +64,17 @@ def test_ch5_train_short_test_long_shape(seed: int) -> None:
     assert losses["rope"][1] < min(losses["learned"][1], losses["sinusoidal"][1]) - 0.15, losses
     assert losses["none"][first] > max(losses[s][first] for s in POSITION_SCHEMES if s != "none") + 0.2, losses
     assert losses["none"][last] - losses["none"][first] < 0.2, losses["none"]
+    others = ("learned", "sinusoidal", "rope")  # no positions beats every scheme but ALiBi at 128 tokens
+    assert losses["none"][last] < min(losses[s][last] for s in others) - 0.02, losses
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_ch5_sinusoidal_further_from_the_floor_than_learned(seed: int) -> None:
-    """At 32 tokens, after 240 steps, the sinusoidal model's excess loss is over twice the learned one's."""
-    floor = entropy_rate()
-    learned = point("markov", "learned", seed)["losses"][0] - floor
-    sinusoidal = point("markov", "sinusoidal", seed)["losses"][0] - floor
-    assert learned < 0.08 and sinusoidal > 2 * learned, (learned, sinusoidal)
+def test_ch5_sinusoidal_behind_learned_in_distribution(seed: int) -> None:
+    """At 32 tokens, after 240 steps, the sinusoidal model is more than 0.05 nats behind the learned one, and the
+    learned one within 0.08 of the entropy rate."""
+    learned = point("markov", "learned", seed)["losses"][0]
+    sinusoidal = point("markov", "sinusoidal", seed)["losses"][0]
+    assert learned - entropy_rate() < 0.08 and sinusoidal - learned > 0.05, (learned, sinusoidal)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
