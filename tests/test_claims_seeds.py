@@ -193,12 +193,17 @@ def test_ch5_interpolated_start_fine_tunes_better_than_extended(seed: int) -> No
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ch5_lookup_ranks_the_schemes_on_reaching_far_back(seed: int) -> None:
-    """No positions perfect everywhere; rotary falls at 128 below ALiBi and learned; sinusoidal never learns it."""
+    """No positions perfect everywhere; rotary falls at 128 below ALiBi and learned, ALiBi above learned; sinusoidal
+    never learns it, and is last at 128 tokens on both tasks."""
     R = {scheme: point("lookup", scheme, seed)["shares"] for scheme in POSITION_SCHEMES}
     assert min(R["none"]) > 0.99, R
     assert all(R[s][0] > 0.99 for s in ("none", "learned", "rope", "alibi")) and max(R["sinusoidal"]) < 0.45, R
     assert R["rope"][2] < R["rope"][0] - 0.15 and R["rope"][2] < min(R["alibi"][2], R["learned"][2]) - 0.1, R
     assert R["alibi"][2] > 0.93 and R["learned"][2] > 0.9 and 0.65 < R["rope"][2] < 0.85, R
+    assert R["alibi"][2] > R["learned"][2] + 0.005, R  # ALiBi loses fewer answers than the learned table
+    assert R["sinusoidal"][2] == min(v[2] for v in R.values()), R  # sinusoidal last at 128 ...
+    markov = {scheme: point("markov", scheme, seed)["losses"][2] for scheme in POSITION_SCHEMES}
+    assert markov["sinusoidal"] == max(markov.values()), markov  # ... on both tasks
 
 
 @pytest.mark.parametrize("seed", SEEDS)
