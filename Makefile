@@ -187,7 +187,7 @@ test-pdf: $(INSTALLED)
 	$(PYTHON) -m pytest -m slow -n 2 --dist loadgroup -q tests/test_pdf.py
 
 ## test-seeds: the seed sweeps (seeds 0, 1 and 2) behind every comparison of trained models that the
-## chapters state, two at a time (about ten minutes of CPU).
+## chapters state, two at a time (10 to 30 minutes on a 2-core CPU; the 720-step fair race of chapter 5 is the longest).
 test-seeds: $(INSTALLED)
 	$(PYTHON) -m pytest -m seeds -n 2 -q
 
