@@ -6,6 +6,7 @@ import math
 
 import pytest
 import torch
+from transformerland.experiments.remedies import position_losses
 from transformerland.tasks import Batch, MarkovTask, ReverseTask, SortTask, Task
 from transformerland.training import evaluate, evaluation_batches
 
@@ -70,11 +71,7 @@ class SourceModel(torch.nn.Module):
         self.task = task
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        order, logits = self.task.order, torch.zeros(*tokens.shape, self.task.vocab_size)
-        for i in range(order - 1, tokens.shape[1]):
-            rows = self.task.transitions[self.task._context_index(tokens[:, i - order + 1 : i + 1])]
-            logits[:, i] = rows.log()
-        return logits
+        return self.task.source_log_probs(tokens)
 
 
 def test_source_loss_is_what_the_source_itself_scores_and_averages_to_the_entropy_rate() -> None:
@@ -86,6 +83,20 @@ def test_source_loss_is_what_the_source_itself_scores_and_averages_to_the_entrop
     assert abs(task.source_loss(big) - task.entropy_rate(big)) < 0.03
     small = task.sample(4, 8, torch.Generator().manual_seed(0))  # a few targets: the two part
     assert task.source_loss(small) != pytest.approx(task.entropy_rate(small), abs=1e-3)
+
+
+def test_source_log_probs_score_per_position_what_the_source_scores() -> None:
+    task = MarkovTask(vocab_size=6, order=2, seed=3)
+    batch = task.sample(32, 12, torch.Generator().manual_seed(1))
+    log_probs = task.source_log_probs(batch.inputs)  # (32, 12, 6)
+    torch.testing.assert_close(log_probs.exp().sum(-1), torch.ones(32, 12))
+    per_position = position_losses(log_probs, batch)  # (12,): NaN at position 0, unscored
+    assert per_position[0].isnan() and not per_position[1:].isnan().any()
+    assert float(per_position[1:].mean()) == pytest.approx(task.source_loss(batch), abs=1e-6)
+    with pytest.raises(ValueError, match="id 6"):
+        task.source_log_probs(torch.full((1, 4), 6))
+    with pytest.raises(TypeError, match="long"):
+        task.source_log_probs(batch.inputs.float())
 
 
 def test_markov_rejects_lengths_within_its_order() -> None:

@@ -11,7 +11,14 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-from ._validation import require_elements, require_int, require_positive_float, require_positive_int
+from ._validation import (
+    require_elements,
+    require_ids_below,
+    require_index_tensor,
+    require_int,
+    require_positive_float,
+    require_positive_int,
+)
 
 __all__ = ["Batch", "MarkovTask", "ReverseTask", "SortTask", "Task"]
 
@@ -102,6 +109,25 @@ class MarkovTask:
         places = range(self.order, tokens.shape[1])
         probs = torch.stack([self.transitions[self._context_index(tokens[:, t - self.order : t])] for t in places])
         return probs, tokens[:, self.order :].T
+
+    def source_log_probs(self, tokens: torch.Tensor) -> torch.Tensor:
+        """The source's own next-token log-probabilities after each prefix of ``tokens``: the source as a model.
+
+        Args:
+            tokens: ``(B, T)`` long, the inputs of a batch.
+
+        Returns:
+            ``(B, T, V)`` float on the CPU: at position ``i`` (from ``order - 1`` on), the log of the true
+            distribution of the token after ``tokens[:, i - order + 1 : i + 1]``; at the positions before, whose
+            targets are not scored, a uniform row. Fed to a loss like a model's logits, it scores what the source
+            itself scores (per position, :func:`~transformerland.experiments.remedies.position_losses`).
+        """
+        tokens = require_index_tensor(tokens, "tokens", ndim=2).cpu()
+        require_ids_below(tokens, "tokens", self.vocab_size, whose="this source")
+        logits = torch.full((*tokens.shape, self.vocab_size), -float(torch.log(torch.tensor(self.vocab_size))))
+        for i in range(self.order - 1, tokens.shape[1]):
+            logits[:, i] = self.transitions[self._context_index(tokens[:, i - self.order + 1 : i + 1])].log()
+        return logits
 
     def entropy_rate(self, batch: Batch) -> float:
         """Mean entropy (nats) of the true next-token distribution over the scored targets of ``batch``.

@@ -188,6 +188,12 @@ CONTRACTS = [
         generator=Fixed(torch.Generator, bad=[None, 0, "seed"], make=True),
     ),
     contract(
+        "transformerland.tasks.MarkovTask.source_log_probs",
+        call=lambda tokens: tasks.MarkovTask(8, order=2).source_log_probs(tokens),
+        tokens=Tensor(lambda: torch.randint(8, (2, 5)), kind="index", wrong_shapes=((5,), (2, 5, 1))),
+        reference=lambda out, a: out.shape == (*a["tokens"].shape, 8) and close(out.exp().sum(-1), torch.ones(2, 5)),
+    ),
+    contract(
         "transformerland.tasks.ReverseTask",
         vocab_size=Size(8),
         reference=lambda out, a: out.vocab_size == a["vocab_size"],
