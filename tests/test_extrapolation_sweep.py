@@ -10,7 +10,9 @@ from transformerland.experiments.extrapolation_sweep import (
 )
 from transformerland.model import POSITION_SCHEMES
 
-#: The point the slow test trains again: the learned model on the lookup, whose remedies the chapter reads.
+#: The point the slow test trains again: the learned model on the lookup, whose remedies the chapter reads. (A
+#: runner of the fair race would cost three times as much; it goes through the same training and scoring, and the
+#: seed tests run every runner afresh.)
 POINT = ("learned", "0")
 LENGTHS = len(EXTRAPOLATION_SWEEP["eval_lengths"])
 
@@ -22,7 +24,8 @@ def test_the_sweep_has_every_point_and_its_provenance() -> None:
     assert seeds == ["0", "1", "2"]
     assert list(sweep["lookup"]) == list(POSITION_SCHEMES)
     assert list(sweep["markov"]) == EXTRAPOLATION_SWEEP["markov_schemes"]
-    for kind in ("lookup", "markov"):
+    assert list(sweep["race"]) == EXTRAPOLATION_SWEEP["race"]["schemes"]
+    for kind in ("lookup", "markov", "race"):
         for by_seed in sweep[kind].values():
             assert list(by_seed) == seeds
     for scheme, by_seed in sweep["lookup"].items():
@@ -36,6 +39,11 @@ def test_the_sweep_has_every_point_and_its_provenance() -> None:
             assert len(point["losses"]) == LENGTHS and all(x > 0 for x in point["losses"])
             assert ("fine_tune" in point) == (scheme == "learned") and ("more" in point) == (scheme == "alibi")
             assert ("far" in point) == (scheme != "learned")
+    for by_seed in sweep["race"].values():
+        for point in by_seed.values():
+            assert list(point) == ["losses", "far"], list(point)
+            assert len(point["losses"]) == LENGTHS and len(point["far"]) == len(EXTRAPOLATION_SWEEP["far"]["lengths"])
+            assert all(x > 0 for x in point["losses"] + point["far"])
     for point in sweep["markov"]["learned"].values():
         for run in point["fine_tune"].values():
             assert len(run["losses"]) == EXTRAPOLATION_SWEEP["tune"]["steps"] and len(run["after"]) == 2

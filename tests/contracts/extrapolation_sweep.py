@@ -9,6 +9,7 @@ from transformerland.model import POSITION_SCHEMES
 from . import Choice, Count, Size, contract
 
 MARKOV_SCHEMES = tuple(EXTRAPOLATION_SWEEP["markov_schemes"])
+RACE_SCHEMES = tuple(EXTRAPOLATION_SWEEP["race"]["schemes"])
 
 CONTRACTS = [
     contract(
@@ -26,10 +27,17 @@ CONTRACTS = [
         run_good=False,
     ),
     contract(
+        "transformerland.experiments.extrapolation_sweep.race_point",
+        scheme=Choice("alibi", RACE_SCHEMES),
+        seed=Count(0),
+        run_good=False,
+    ),
+    contract(
         "transformerland.experiments.extrapolation_sweep.load_extrapolation_sweep",
         reference=lambda out, a: (
             list(out["lookup"]) == list(POSITION_SCHEMES)
             and list(out["markov"]) == list(MARKOV_SCHEMES)
+            and list(out["race"]) == list(RACE_SCHEMES)
             and out["provenance"]["seeds"] == [0, 1, 2]
         ),
     ),
@@ -39,4 +47,5 @@ assert extrapolation_sweep.__all__ == [
     "load_extrapolation_sweep",
     "lookup_point",
     "markov_point",
+    "race_point",
 ]

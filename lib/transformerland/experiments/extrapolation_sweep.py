@@ -4,7 +4,8 @@ Chapter 5 trains its five Markov decoders live (the reader watches *train short,
 compares beyond them would take several times its budget: the same five decoders on the lookup task
 (:func:`lookup_point`, with the sliding windows and the interpolated table tried on the learned one), the learned
 Markov model's table extended or interpolated and then fine-tuned, ALiBi trained 120 steps more, and the Markov
-decoders scored at 256 and 512 tokens (:func:`markov_point`), each on seeds 0, 1 and 2.
+decoders scored at 256 and 512 tokens (:func:`markov_point`), and the fair race: ALiBi and rotary each trained 720
+steps instead of 240 (:func:`race_point`), each on seeds 0, 1 and 2.
 ``benchmarks/extrapolation_sweep.py`` runs every point and writes the results with their provenance to a data file
 that the chapter reads (:func:`load_extrapolation_sweep`); ``tests/test_extrapolation_sweep.py`` re-runs one point.
 """
@@ -31,14 +32,16 @@ from .remedies import (
     with_position_table,
 )
 
-__all__ = ["EXTRAPOLATION_SWEEP", "load_extrapolation_sweep", "lookup_point", "markov_point"]
+__all__ = ["EXTRAPOLATION_SWEEP", "load_extrapolation_sweep", "lookup_point", "markov_point", "race_point"]
 
 #: Chapter 5's tasks, model and recipes: decoders of two layers, four heads and width 64 (a learned table
 #: of 128 rows), trained for 240 steps at 32 tokens and scored at 32, 64 and 128 on two batches of 64
 #: sequences. ``"tune"``: the learned Markov model's 60 fine-tuning steps at 128 tokens, from its table
 #: extended or interpolated to 128 rows; ``"more"``: ALiBi's 120 steps more at 32 tokens; ``"windows"``
 #: and ``"questions"``: the sliding windows and the 64 held-out sequences of the remedies on the lookup;
-#: ``"far"``: the Markov losses at 256 and 512 tokens, on two batches of 8,192 tokens each (exercise 5.2).
+#: ``"far"``: the Markov losses at 256 and 512 tokens, on two batches of 8,192 tokens each (exercise 5.2);
+#: ``"race"``: the fair race, ALiBi and rotary on the Markov source each trained 720 steps instead of 240
+#: (warm-up 144, still a fifth), to tell a slow learner from a worse one.
 #: A seed ``s`` seeds the model and its training; the fine-tunes take ``s + 1`` (the chapter's 1 on seed 0).
 EXTRAPOLATION_SWEEP: dict[str, Any] = {
     "markov": {"vocab_size": 8, "order": 2, "seed": 0},
@@ -53,6 +56,7 @@ EXTRAPOLATION_SWEEP: dict[str, Any] = {
     "questions": {"batch_size": 64, "length": 128, "seed": 99},
     "far": {"lengths": [256, 512], "tokens": 8192, "n_batches": 2},
     "markov_schemes": list(POSITION_SCHEMES),
+    "race": {"steps": 720, "schemes": ["alibi", "rope"]},
 }
 
 
@@ -117,6 +121,26 @@ def lookup_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
     return point
 
 
+def _markov_losses(scheme: str, seed: int, steps: int | None) -> tuple[TinyTransformer, MarkovTask, dict[str, Any]]:
+    """Chapter 5's Markov decoder with ``scheme`` trained with ``seed`` (and ``steps``), the source, and its losses.
+
+    The losses: ``{"losses": [loss at 32, 64 and 128 tokens]}``, and for every scheme but ``"learned"`` (whose
+    128 rows stop there) ``"far"``: the losses at 256 and 512 tokens, on batches of 8,192 tokens.
+    """
+    source = MarkovTask(**EXTRAPOLATION_SWEEP["markov"])
+    model = _trained(source, scheme, seed, steps)
+    point: dict[str, Any] = {"losses": [s.loss for s in _scores(model, source, EXTRAPOLATION_SWEEP["eval_lengths"])]}
+    if scheme != "learned":
+        far = EXTRAPOLATION_SWEEP["far"]
+        point["far"] = [
+            evaluate(
+                model, source, length=n, batch_size=far["tokens"] // n, n_batches=far["n_batches"], device="cpu"
+            ).loss
+            for n in far["lengths"]
+        ]
+    return model, source, point
+
+
 def markov_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, Any]:
     """One point of the Markov source: chapter 5's decoder with ``scheme`` trained on the source with ``seed``.
 
@@ -127,23 +151,13 @@ def markov_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
     60 steps at 128 tokens: ``"losses"`` (each step's, as ``TrainResult.losses``) and ``"after"`` (the
     loss at 32 and 128 tokens); for ``"alibi"`` also ``"more"``: the losses at 32, 64 and 128 after 120
     steps more at 32 tokens. ``steps`` overrides the first training's 240 steps, the warm-up staying a
-    fifth of them (a quick check, or a longer budget: the seed tests train ALiBi and RoPE for 720).
+    fifth of them (a quick check, or a longer budget; the fair race is :func:`race_point`).
     """
     scheme = require_choice(scheme, "scheme", tuple(EXTRAPOLATION_SWEEP["markov_schemes"]))
     seed = require_int(seed, "seed", low=0)
     steps = None if steps is None else require_positive_int(steps, "steps")
-    source = MarkovTask(**EXTRAPOLATION_SWEEP["markov"])
+    model, source, point = _markov_losses(scheme, seed, steps)
     lengths = EXTRAPOLATION_SWEEP["eval_lengths"]
-    model = _trained(source, scheme, seed, steps)
-    point: dict[str, Any] = {"losses": [s.loss for s in _scores(model, source, lengths)]}
-    if scheme != "learned":
-        far = EXTRAPOLATION_SWEEP["far"]
-        point["far"] = [
-            evaluate(
-                model, source, length=n, batch_size=far["tokens"] // n, n_batches=far["n_batches"], device="cpu"
-            ).loss
-            for n in far["lengths"]
-        ]
     if scheme == "learned":
         tune = EXTRAPOLATION_SWEEP["tune"]
         rows = model.positions.weight.detach()[: EXTRAPOLATION_SWEEP["recipe"]["length"]]  # (32, 64)
@@ -164,12 +178,27 @@ def markov_point(scheme: str, seed: int, steps: int | None = None) -> dict[str, 
     return point
 
 
+def race_point(scheme: str, seed: int) -> dict[str, Any]:
+    """One runner of the fair race: chapter 5's Markov decoder with ``scheme`` trained 720 steps with ``seed``.
+
+    ``scheme`` is one of ``EXTRAPOLATION_SWEEP["race"]["schemes"]`` (ALiBi or rotary); the steps are
+    ``EXTRAPOLATION_SWEEP["race"]["steps"]`` instead of the recipe's 240, the warm-up staying a fifth of them.
+    Returns ``{"losses": [loss at 32, 64 and 128 tokens], "far": [loss at 256 and 512 tokens]}``, measured as
+    :func:`markov_point`'s.
+    """
+    race = EXTRAPOLATION_SWEEP["race"]
+    scheme = require_choice(scheme, "scheme", tuple(race["schemes"]))
+    seed = require_int(seed, "seed", low=0)
+    return _markov_losses(scheme, seed, race["steps"])[2]
+
+
 def load_extrapolation_sweep() -> dict[str, Any]:
     """Chapter 5's sweep measured by ``benchmarks/extrapolation_sweep.py`` and shipped with the library.
 
     A dict with ``"setup"`` (:data:`EXTRAPOLATION_SWEEP` as it was run), ``"lookup"`` (scheme → seed, as a
-    string → :func:`lookup_point`'s result), ``"markov"`` (scheme → seed → :func:`markov_point`'s result)
-    and ``"provenance"`` (commit, date, machine, versions, command, seconds).
+    string → :func:`lookup_point`'s result), ``"markov"`` (scheme → seed → :func:`markov_point`'s result),
+    ``"race"`` (scheme → seed → :func:`race_point`'s result) and ``"provenance"`` (commit, date, machine,
+    versions, command, seconds).
     """
     text = importlib.resources.files("transformerland").joinpath("data/extrapolation_sweep.json").read_text()
     return json.loads(text)
