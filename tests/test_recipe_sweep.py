@@ -1,15 +1,23 @@
-"""Chapter 8's recipe sweep, shipped as a data file: every point and its provenance, and one point re-run."""
+"""Chapter 8's recipe sweep, shipped as a data file: every point and its provenance, and one point re-run;
+the two decoders it ships, loaded and checked, and one of them trained again."""
 
 from __future__ import annotations
 
 import pytest
+from transformerland.experiments import recipe_sweep
 from transformerland.experiments.recipe_sweep import (
+    MODELS_SEED,
     RECIPE_SWEEP,
+    SWEEP_MODELS,
     SWEEP_PARTS,
     load_recipe_sweep,
+    load_recipe_sweep_model,
+    recipe_sweep_model,
     recipe_sweep_point,
     sweep_recipes,
 )
+from transformerland.tasks import MarkovTask
+from transformerland.training import evaluate
 
 #: The point the slow test trains again: the one with the chapter's fine-tuning comparison, on the first seed.
 POINT = ("markov", "0")
@@ -53,3 +61,49 @@ def test_one_point_of_the_sweep_comes_out_the_same() -> None:
     for kind in ("zero_shot", "fine_tuned"):
         for name, losses in recorded[kind].items():
             assert all(abs(a - b) < 0.02 for a, b in zip(again[kind][name], losses, strict=True)), (kind, name)
+
+
+def test_the_shipped_rope_model_scores_what_the_sweep_recorded() -> None:
+    """The shipped RoPE model, evaluated as the sweep evaluates, gives seed 0's plain-RoPE zero-shot losses."""
+    sweep = load_recipe_sweep()
+    assert sweep["models"]["seed"] == MODELS_SEED and list(sweep["models"]["runs"]) == list(SWEEP_MODELS)
+    rope = load_recipe_sweep_model("rope")
+    assert not rope.training and rope.config.position == "rope" and next(rope.parameters()).device.type == "cpu"
+    task = MarkovTask(**RECIPE_SWEEP["markov"])
+    losses = [
+        evaluate(rope, task, length=n, device="cpu", **RECIPE_SWEEP["eval"]).loss for n in RECIPE_SWEEP["eval_lengths"]
+    ]
+    recorded = sweep["results"]["markov"][str(MODELS_SEED)]["zero_shot"]["plain RoPE"]
+    assert all(abs(a - b) < 1e-6 for a, b in zip(losses, recorded, strict=True)), (losses, recorded)
+    nope = load_recipe_sweep_model("none")
+    assert nope.config.position == "none" and not nope.training
+    assert rope.state_dict().keys() == nope.state_dict().keys()
+
+
+def test_a_shipped_model_is_named_and_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ValueError, match="position"):
+        load_recipe_sweep_model("alibi")
+    with pytest.raises(ValueError, match="position"):
+        recipe_sweep_model("learned", 0, steps=1)
+    sweep = load_recipe_sweep()
+    wrong = dict(sweep, models=dict(sweep["models"], sha256="0" * 64))
+    monkeypatch.setattr(recipe_sweep, "load_recipe_sweep", lambda: wrong)
+    with pytest.raises(ValueError, match=r"recipe_sweep_models\.pt.*reinstall"):
+        load_recipe_sweep_model("none")
+
+
+@pytest.mark.slow
+def test_a_shipped_model_comes_out_the_same() -> None:
+    """Train the model without positions again: its weights are those of the file, and so is its last loss.
+
+    On the machine that wrote the file they come out bit for bit the same. Another CPU may round a sum in
+    another order (its vector width), and 240 Adam steps carry such a rounding to about 1e-5; 1e-3 still
+    tells any change of recipe, seed or data, which moves the weights by tenths."""
+    model, run = recipe_sweep_model("none", MODELS_SEED)
+    shipped = load_recipe_sweep_model("none").state_dict()
+    trained = model.state_dict()
+    assert trained.keys() == shipped.keys()
+    gaps = {name: float((trained[name] - shipped[name]).abs().max()) for name in shipped}
+    assert max(gaps.values()) < 1e-3, gaps
+    recorded = load_recipe_sweep()["models"]["runs"]["none"]
+    assert len(run.losses) == recorded["steps"] and abs(run.losses[-1] - recorded["last_loss"]) < 1e-3

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from transformerland.experiments import recipe_sweep
-from transformerland.experiments.recipe_sweep import SWEEP_PARTS
+from transformerland.experiments.recipe_sweep import SWEEP_MODELS, SWEEP_PARTS
 
 from . import Choice, Count, Size, contract
 
@@ -16,6 +16,18 @@ CONTRACTS = [
         run_good=False,  # a point trains a model: only its bad values are tried here
     ),
     contract(
+        "transformerland.experiments.recipe_sweep.recipe_sweep_model",
+        position=Choice(SWEEP_MODELS[0], SWEEP_MODELS),
+        seed=Count(0),
+        steps=Size(2, optional=True),
+        run_good=False,  # it trains a model: only its bad values are tried here
+    ),
+    contract(
+        "transformerland.experiments.recipe_sweep.load_recipe_sweep_model",
+        position=Choice(SWEEP_MODELS[0], SWEEP_MODELS),
+        reference=lambda out, a: not out.training and out.config.position == a["position"],
+    ),
+    contract(
         "transformerland.experiments.recipe_sweep.sweep_recipes",
         reference=lambda out, a: next(iter(out)) == "plain RoPE" and out["plain RoPE"] is None and len(out) == 7,
     ),
@@ -25,9 +37,13 @@ CONTRACTS = [
     ),
 ]
 assert recipe_sweep.__all__ == [
+    "MODELS_SEED",
     "RECIPE_SWEEP",
+    "SWEEP_MODELS",
     "SWEEP_PARTS",
     "load_recipe_sweep",
+    "load_recipe_sweep_model",
+    "recipe_sweep_model",
     "recipe_sweep_point",
     "sweep_recipes",
 ]

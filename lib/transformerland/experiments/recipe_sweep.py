@@ -7,11 +7,18 @@ a dozen trainings, more than the chapter's 45 s allow, so ``benchmarks/recipe_sw
 seeds 0-2 and ships the results with their provenance as a data file that the chapter reads
 (:func:`load_recipe_sweep`). One point (:func:`recipe_sweep_point`) is one part of the experiment for one
 seed; ``tests/test_recipe_sweep.py`` re-runs one and compares it with the file.
+
+The sweep also ships two of its trained decoders, so that the chapter can use them without training them:
+seed 0's RoPE model on the Markov source (the one whose recipes it measures) and a model without positions
+trained the same way (:data:`SWEEP_MODELS`, built by :func:`recipe_sweep_model`, read back by
+:func:`load_recipe_sweep_model`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.resources
+import io
 import json
 from typing import Any
 
@@ -21,11 +28,21 @@ from .._validation import require_choice, require_int, require_positive_int
 from ..encodings import scaling_recipes, with_rope_scaling
 from ..model import TinyTransformer, TransformerConfig
 from ..tasks import MarkovTask, Task
-from ..training import evaluate, train
+from ..training import TrainResult, evaluate, train
 from .recall import LookupTask
 from .remedies import fine_tune
 
-__all__ = ["RECIPE_SWEEP", "SWEEP_PARTS", "load_recipe_sweep", "recipe_sweep_point", "sweep_recipes"]
+__all__ = [
+    "MODELS_SEED",
+    "RECIPE_SWEEP",
+    "SWEEP_MODELS",
+    "SWEEP_PARTS",
+    "load_recipe_sweep",
+    "load_recipe_sweep_model",
+    "recipe_sweep_model",
+    "recipe_sweep_point",
+    "sweep_recipes",
+]
 
 
 #: The recipe sweep's tasks, model and recipes: chapter 5's order-2 Markov source (8 symbols) and lookup
@@ -48,6 +65,12 @@ RECIPE_SWEEP: dict[str, Any] = {
 #: The parts of one seed's experiment, one training each (``"markov"`` and ``"lookup"`` with their fine-tunes).
 SWEEP_PARTS = ("markov", "lookup", "alibi", "base 500,000")
 
+#: The position schemes of the decoders the sweep ships (seed :data:`MODELS_SEED`, on the Markov source).
+SWEEP_MODELS = ("rope", "none")
+
+#: The seed of the shipped decoders: the chapter's.
+MODELS_SEED = 0
+
 
 def sweep_recipes() -> dict[str, dict[str, Any] | None]:
     """The recipes the sweep compares, by the chapter's names: plain RoPE (``None``), the five of
@@ -62,15 +85,27 @@ def sweep_recipes() -> dict[str, dict[str, Any] | None]:
     return recipes
 
 
+def _decoder(task: Task, position: str, seed: int, **options: Any) -> TinyTransformer:
+    """Chapter 5's tiny decoder of size ``RECIPE_SWEEP["size"]`` for ``task``, its weights drawn with ``seed``."""
+    config = TransformerConfig(task.vocab_size, position=position, **RECIPE_SWEEP["size"], **options)
+    return TinyTransformer(config, seed=seed)
+
+
 def _trained(task: Task, position: str, seed: int, steps: int | None, **options: Any) -> TinyTransformer:
+    return _trained_with_run(task, position, seed, steps, **options)[0]
+
+
+def _trained_with_run(
+    task: Task, position: str, seed: int, steps: int | None, **options: Any
+) -> tuple[TinyTransformer, TrainResult]:
+    """The decoder trained with ``RECIPE_SWEEP["recipe"]`` on the CPU (model and data seeded with ``seed``)."""
     recipe = dict(RECIPE_SWEEP["recipe"])
     if steps is not None:
         recipe["steps"] = steps
         recipe["warmup"] = min(recipe["warmup"], steps // 5)
-    config = TransformerConfig(task.vocab_size, position=position, **RECIPE_SWEEP["size"], **options)
-    model = TinyTransformer(config, seed=seed)
-    train(model, task, seed=seed, progress=False, device="cpu", **recipe)
-    return model
+    model = _decoder(task, position, seed, **options)
+    run = train(model, task, seed=seed, progress=False, device="cpu", **recipe)
+    return model, run
 
 
 def _scores(model: torch.nn.Module, task: Task, measure: str) -> list[float]:
@@ -124,12 +159,58 @@ def recipe_sweep_point(part: str, seed: int, steps: int | None = None) -> dict[s
     return {"zero_shot": zero_shot, "fine_tuned": fine_tuned}
 
 
+def recipe_sweep_model(position: str, seed: int, steps: int | None = None) -> tuple[TinyTransformer, TrainResult]:
+    """One of the sweep's decoders on the Markov source, trained as every point trains its model.
+
+    ``position`` is one of :data:`SWEEP_MODELS`; the model (chapter 5's tiny decoder, ``RECIPE_SWEEP["size"]``)
+    and its data are seeded with ``seed``, and it is trained on the CPU with ``RECIPE_SWEEP["recipe"]`` (240
+    steps at 32 tokens). With ``"rope"`` it is the model of the ``"markov"`` point before any recipe. Returns
+    the model and its run (each step's loss). ``steps`` overrides the training's steps (a quick check).
+    ``benchmarks/recipe_sweep.py`` ships the two of seed :data:`MODELS_SEED`
+    (:func:`load_recipe_sweep_model`).
+    """
+    position = require_choice(position, "position", SWEEP_MODELS)
+    seed = require_int(seed, "seed", low=0)
+    if steps is not None:
+        steps = require_positive_int(steps, "steps")
+    return _trained_with_run(MarkovTask(**RECIPE_SWEEP["markov"]), position, seed, steps)
+
+
+def load_recipe_sweep_model(position: str) -> TinyTransformer:
+    """A decoder the recipe sweep trained and shipped: seed 0's model with ``position`` ``"rope"`` or ``"none"``.
+
+    Chapter 5's tiny decoder (two layers of width 64, four heads, ``RECIPE_SWEEP["size"]``) trained on the
+    order-2 Markov source over 8 symbols for 240 steps at 32 tokens (batches of 32, learning rate 3e-3, 48
+    warm-up steps; model and data seeded with 0) on one CPU thread: :func:`recipe_sweep_model` with
+    ``seed=0``, by ``benchmarks/recipe_sweep.py``. The RoPE model is the one whose recipes the sweep
+    measures. The weights come from the library's ``data/recipe_sweep_models.pt``, checked against the
+    SHA-256 that :func:`load_recipe_sweep` records with them (``["models"]``, with each training's first
+    and last loss). Returns the model in evaluation mode, on the CPU (``.to(device)`` moves it).
+    """
+    position = require_choice(position, "position", SWEEP_MODELS)
+    shipped = load_recipe_sweep()["models"]
+    name = f"data/{shipped['file']}"
+    advice = "reinstall transformerland, or re-run python -m benchmarks.recipe_sweep"
+    try:
+        blob = importlib.resources.files("transformerland").joinpath(name).read_bytes()
+    except FileNotFoundError:
+        raise ValueError(f"the library's {name} is missing: {advice}.") from None
+    if hashlib.sha256(blob).hexdigest() != shipped["sha256"]:
+        raise ValueError(f"the library's {name} does not match the SHA-256 that recipe_sweep.json records: {advice}.")
+    states = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=True)
+    model = _decoder(MarkovTask(**RECIPE_SWEEP["markov"]), position, shipped["seed"])
+    model.load_state_dict(states[position])
+    return model.eval()
+
+
 def load_recipe_sweep() -> dict[str, Any]:
     """The recipe sweep measured by ``benchmarks/recipe_sweep.py`` and shipped with the library.
 
     A dict with ``"setup"`` (:data:`RECIPE_SWEEP` as it was run), ``"recipes"`` (:func:`sweep_recipes` as
-    it was run), ``"results"`` (part → seed, as a string → what :func:`recipe_sweep_point` returns) and
-    ``"provenance"`` (commit, date, machine, seeds, command, versions, seconds).
+    it was run), ``"results"`` (part → seed, as a string → what :func:`recipe_sweep_point` returns),
+    ``"models"`` (the shipped decoders: ``"file"``, its ``"sha256"``, their ``"seed"``, and ``"runs"``: position → the
+    training's ``"first_loss"``, ``"last_loss"``, ``"steps"`` and ``"seconds"``) and ``"provenance"``
+    (commit, date, machine, seeds, command, versions, seconds).
     """
     text = importlib.resources.files("transformerland").joinpath("data/recipe_sweep.json").read_text()
     return json.loads(text)
