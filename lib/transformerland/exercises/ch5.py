@@ -234,8 +234,7 @@ def _judge_windows(spans: Any, expected: Any, one: Call) -> Slip | None:
     if spans[0][0] != 0 or spans[-1][1] != length:
         return Slip(
             says="the windows do not run from 0 to {length}: some tokens are left out.",
-            then="keep adding windows until one ends exactly at `length` (the last may be shorter, or start"
-            " earlier so that it is full).",
+            then="keep adding windows until one ends exactly at `length` (the last moved back, so that it is full).",
         )
     if length <= window:
         if len(spans) != 1:
