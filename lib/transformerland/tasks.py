@@ -101,14 +101,18 @@ class MarkovTask:
         mask[:, : self.order - 1] = False
         return Batch(seq[:, :-1], seq[:, 1:], mask)
 
+    def _next_rows(self, inputs: torch.Tensor) -> torch.Tensor:
+        """The source's next-token distributions after each full context of ``inputs`` ``(B, T)``: ``(S, B, V)``
+        for positions ``order - 1`` to ``T - 1`` (``S = T - order + 1``)."""
+        places = range(self.order - 1, inputs.shape[1])
+        return torch.stack(
+            [self.transitions[self._context_index(inputs[:, i - self.order + 1 : i + 1])] for i in places]
+        )
+
     def _scored(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """The source's next-token distributions at the scored targets of ``batch``, ``(S, B, V)``, and those
         targets, ``(S, B)`` long (``S = T - order + 1`` scored places per sequence)."""
-        inputs = batch.inputs.cpu()
-        tokens = torch.cat([inputs, batch.targets.cpu()[:, -1:]], dim=1)
-        places = range(self.order, tokens.shape[1])
-        probs = torch.stack([self.transitions[self._context_index(tokens[:, t - self.order : t])] for t in places])
-        return probs, tokens[:, self.order :].T
+        return self._next_rows(batch.inputs.cpu()), batch.targets.cpu()[:, self.order - 1 :].T
 
     def source_log_probs(self, tokens: torch.Tensor) -> torch.Tensor:
         """The source's own next-token log-probabilities after each prefix of ``tokens``: the source as a model.
@@ -125,8 +129,7 @@ class MarkovTask:
         tokens = require_index_tensor(tokens, "tokens", ndim=2).cpu()
         require_ids_below(tokens, "tokens", self.vocab_size, whose="this source")
         logits = torch.full((*tokens.shape, self.vocab_size), -float(torch.log(torch.tensor(self.vocab_size))))
-        for i in range(self.order - 1, tokens.shape[1]):
-            logits[:, i] = self.transitions[self._context_index(tokens[:, i - self.order + 1 : i + 1])].log()
+        logits[:, self.order - 1 :] = self._next_rows(tokens).log().transpose(0, 1)
         return logits
 
     def entropy_rate(self, batch: Batch) -> float:
