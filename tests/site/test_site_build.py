@@ -103,10 +103,10 @@ def test_outputs_show_progress_bars_finished_and_tables_rendered(site: Path):
 def test_no_reference_repeats_its_own_name(site: Path):
     """A reference to an exercise prints "Exercise 5.3" itself: prose that says "Exercise" before it doubles it."""
     doubled = {}
+    # "exercise Exercise 7.2" as much as "Exercise Exercise 7.2"
+    doubling = re.compile(r"\b(Exercise|Chapter|Figure|Section)s? \1\b \S+", re.IGNORECASE)
     for page in PAGES:
         text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", (site / f"{page}.html").read_text())).split())
-        # "exercise Exercise 7.2" as much as "Exercise Exercise 7.2"
-        doubling = re.compile(r"\b(Exercise|Chapter|Figure|Section)s? \1\b \S+", re.IGNORECASE)
         found = [m.group(0) for m in doubling.finditer(text)]
         if found:
             doubled[page] = found[:3]
