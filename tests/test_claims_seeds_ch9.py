@@ -78,7 +78,8 @@ def test_ch9_all_plans_alike_in_distribution(seed: int) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_ch9_plans_against_the_floor(seed: int) -> None:
     """Against the source's own loss on the test tokens: the three windowed plans 0.02-0.05 nats above it at
-    every length, no further at 256 than at 32; all five 0.03-0.07 above it at 32 tokens."""
+    every length, no further at 256 than at 32; all five 0.03-0.06 above it at 32 tokens (the file's values:
+    0.033 to 0.063; the bound allows 0.07 for another CPU's rounding of a retrained model)."""
     floor = markov_sweep_floor()["source"]
     for plan in ("gemma3", "llama4", "local"):
         above = [x - f for x, f in zip(losses(plan, seed), floor, strict=True)]
