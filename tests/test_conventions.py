@@ -108,6 +108,16 @@ def test_a_new_chapter_from_the_template_keeps_every_convention(tmp_path: Path):
         getattr(checks, name)(path)
 
 
+def test_a_chapter_budget_over_the_books_limit_is_refused(tmp_path: Path):
+    """A chapter may not budget more than the book's 45 s (BOOK.md); the error names the limit."""
+    (tmp_path / "book").mkdir()
+    path = new_chapter(9, "long_contexts", root=tmp_path)
+    nb = load(path)
+    nb.metadata["transformerland"]["budget_seconds"] = 46
+    with pytest.raises(ValueError, match="budget_seconds is 46; the book allows 1 to 45"):
+        facts(path, nb)
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 class TestNotebook:
     def test_kernelspec_and_size(self, path: Path):

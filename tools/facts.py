@@ -8,7 +8,7 @@
       "question": "What does a real RoPE language model know about position, and how does it use it?",
       "outcomes": ["load a real RoPE language model offline and read its position configuration", "..."],
       "reading_minutes": 60,
-      "budget_seconds": 60,
+      "budget_seconds": 45,
       "answers": {"ex-7-1": ["12", "438,460"], "ex-7-2": ["the last layer"]}
     }
 
@@ -48,8 +48,8 @@ SCHEMA = {
     "reading_minutes": int,
     "budget_seconds": int,
 }
-#: The most seconds a chapter may take to execute on the 2-core CPU (the book's budget).
-MAX_BUDGET_SECONDS = 60
+#: The most seconds a chapter may take to execute on the 2-core CPU (the book's limit for one chapter).
+MAX_BUDGET_SECONDS = 45
 #: A numbered item of the objectives cell, with the lines that continue it (indented).
 _ITEM = re.compile(r"^\d+\. (.*(?:\n[ \t]+\S.*)*)", re.MULTILINE)
 
@@ -97,7 +97,9 @@ def facts(path: Path, nb: nbformat.NotebookNode | None = None) -> Facts:
     if not found["outcomes"] or not all(isinstance(o, str) and o.strip() for o in found["outcomes"]):
         raise ValueError(f"{where}: {KEY}.outcomes must list the learning objectives, one phrase each.")
     if not 0 < found["budget_seconds"] <= MAX_BUDGET_SECONDS:
-        raise ValueError(f"{where}: {KEY}.budget_seconds is {found['budget_seconds']}; the book allows 1 to 60.")
+        raise ValueError(
+            f"{where}: {KEY}.budget_seconds is {found['budget_seconds']}; the book allows 1 to {MAX_BUDGET_SECONDS}."
+        )
     if found["reading_minutes"] <= 0:
         raise ValueError(f"{where}: {KEY}.reading_minutes must be positive, got {found['reading_minutes']}.")
     answers = _answers(found.get("answers", {}), found["floor"], where)
