@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from transformerland.encodings import apply_rotary, interpolated_positions, rotary_angles
@@ -88,10 +90,31 @@ def test_rope_other_wrong_answers():
 # --- ex-6-2: ALiBi slopes ------------------------------------------------------------------------------
 
 
+def geometric(h):
+    """The power-of-two rule, for any head count: right only when h is a power of two."""
+    return [2 ** (-8 * k / h) for k in range(1, h + 1)]
+
+
+def filled(h, pick):
+    """The slopes of the largest power of two p <= h, then the first h - p of pick(slopes of 2p heads)."""
+    p = 2 ** math.floor(math.log2(h))
+    return geometric(p) + pick(geometric(2 * p))[: h - p]
+
+
+def slopes(h):
+    """ALiBi's slopes as the paper's code gives them, written independently of the library and the checker."""
+    return filled(h, lambda doubled: doubled[0::2])
+
+
 def test_slopes_references_pass(verdict):
-    assert check_alibi_slopes(lambda h: torch.tensor([2.0 ** (-8.0 * k / h) for k in range(1, h + 1)]))
+    assert check_alibi_slopes(lambda h: torch.tensor(slopes(h), dtype=torch.float64))
     assert verdict().word == "PASSED"
-    assert check_alibi_slopes(lambda h: [2 ** (-8 * k / h) for k in range(1, h + 1)])
+    assert check_alibi_slopes(slopes)
+
+
+def test_slopes_for_powers_of_two_only_fail_at_twelve_heads():
+    result = check_alibi_slopes(geometric)
+    assert not result and "12 is not a power of two" in result.message
 
 
 @pytest.mark.parametrize(
@@ -102,6 +125,9 @@ def test_slopes_references_pass(verdict):
         (lambda h: [2.0**-k for k in range(1, h + 1)], "only for 8 heads: with 4 heads"),
         (lambda h: [1 / (2 * k) for k in range(1, h + 1)], "fixed step"),
         (lambda h: [2 ** (-k / h) for k in range(1, h + 1)], "end at 1/2"),
+        (geometric, "not a power of two"),
+        (lambda h: filled(h, lambda doubled: doubled[1::2]), "repeat slopes you already have"),
+        (lambda h: filled(h, lambda doubled: doubled), "taken in a row"),
     ],
 )
 def test_slope_slips_are_named_then_hinted(wrong, says):
@@ -115,7 +141,7 @@ def test_the_halving_hint_asks_with_the_call_s_own_head_count():
 
 
 def test_slopes_of_the_wrong_length_are_told_so():
-    result = check_alibi_slopes(lambda h: [2 ** (-8 * k / h) for k in range(1, h)])
+    result = check_alibi_slopes(lambda h: slopes(h)[:-1])
     assert not result and "shape" in result.message
 
 
@@ -179,5 +205,5 @@ def test_no_hint_gives_the_formula(spec):
 def test_the_slopes_reference_is_the_library_s():
     from transformerland.encodings import alibi_slopes
 
-    for n_heads in (1, 2, 4, 8, 16, 64):
+    for n_heads in (1, 2, 3, 4, 6, 8, 12, 16, 20, 64):
         torch.testing.assert_close(ALIBI_SLOPES.reference(n_heads), alibi_slopes(n_heads).double())

@@ -1,11 +1,13 @@
 """Exercises of chapter 6, the Roof (RoPE and ALiBi).
 
 * :data:`ROPE_ROTATE` (ex-6-1): turn one vector by RoPE's angles, adjacent pairs, counter-clockwise.
-* :data:`ALIBI_SLOPES` (ex-6-2): ALiBi's head slopes for a power-of-two head count.
+* :data:`ALIBI_SLOPES` (ex-6-2): ALiBi's head slopes for any head count, as the paper's code gives them.
 * :data:`INTERPOLATED_FREQUENCIES` (ex-6-5): position interpolation moved into RoPE's frequencies.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import torch
 
@@ -127,8 +129,21 @@ ROPE_ROTATE = Exercise(
 
 
 def _slopes(n_heads: int) -> torch.Tensor:
-    """ALiBi's slopes for a power-of-two head count, ``(n_heads,)``, float64 (what ``alibi_slopes`` gives; written
-    out here so that the grader's check of the library's functions meets none that returns the answer)."""
+    """ALiBi's slopes, ``(n_heads,)``, float64 (what ``alibi_slopes`` gives; written out here so that the
+    grader's check of the library's functions meets none that returns the answer): ``2^(-8k/H)`` for a power of
+    two ``H``; otherwise those of the largest power of two below, then every other slope of twice as many."""
+    return _filled_up(n_heads, lambda doubled: doubled[0::2])
+
+
+def _filled_up(n_heads: int, extra: Callable[[torch.Tensor], torch.Tensor]) -> torch.Tensor:
+    """The slopes of the largest power of two ``P <= n_heads``, then the first ``n_heads - P`` of
+    ``extra(slopes of 2P heads)``: ``(n_heads,)``."""
+    lower = 1 << (n_heads.bit_length() - 1)
+    return torch.cat([_power_of_two_slopes(lower), extra(_power_of_two_slopes(2 * lower))[: n_heads - lower]])
+
+
+def _power_of_two_slopes(n_heads: int) -> torch.Tensor:
+    """The geometric rule, ``(n_heads,)``: ALiBi's slopes when ``n_heads`` is a power of two."""
     return 2.0 ** (-8.0 * _head(n_heads) / n_heads)
 
 
@@ -143,8 +158,14 @@ ALIBI_SLOPES = Exercise(
     what="ALiBi slopes",
     reference=_slopes,
     withheld=("transformerland.encodings.alibi.alibi_slopes",),
-    public=[call(8), call(4), call(16), call(2), call(1)],
-    hidden=lambda r: [call(4), call(r.choice([32, 64, 128])), call(r.choice([2, 16])), call(1)],
+    public=[call(8), call(4), call(16), call(12), call(6), call(2), call(1)],
+    hidden=lambda r: [
+        call(4),
+        call(r.choice([32, 64, 128])),
+        call(r.choice([3, 5, 10, 24])),
+        call(r.choice([6, 12, 20, 40])),
+        call(1),
+    ],
     answer=Tensor(atol=1e-5, rtol=1e-5),
     slips=[
         Slip(
@@ -161,7 +182,25 @@ ALIBI_SLOPES = Exercise(
             lambda n_heads: 2.0 ** -_head(n_heads),
             says="your slopes halve from one head to the next for every head count, which is ALiBi's rule only for"
             " 8 heads: with {n_heads} heads your last slope is not the chapter's last slope.",
-            then="the last head's slope is the same for every head count: what ratio gets there in {n_heads} steps?",
+            then="for a power of two, the last head's slope is the same for every head count: what ratio gets there"
+            " in {n_heads} steps?",
+        ),
+        Slip(
+            _power_of_two_slopes,
+            says="{n_heads} is not a power of two, and your slopes for it follow the geometric rule of powers of two;"
+            " ALiBi's code does not.",
+            then="reread the chapter's rule for such head counts: which heads' slopes does it start from, and which"
+            " fill up the rest?",
+        ),
+        Slip(
+            lambda n_heads: _filled_up(n_heads, lambda doubled: doubled[1::2]),
+            says="with {n_heads} heads some of your slopes repeat slopes you already have.",
+            then="the slopes that fill up must fall between the ones you have: which of twice as many heads' do?",
+        ),
+        Slip(
+            lambda n_heads: _filled_up(n_heads, lambda doubled: doubled),
+            says="with {n_heads} heads your extra slopes are the first of twice as many heads', taken in a row.",
+            then="reread which of those slopes the chapter's rule takes.",
         ),
         Slip(
             lambda n_heads: 1.0 / (2.0 * _head(n_heads)),
@@ -175,8 +214,9 @@ ALIBI_SLOPES = Exercise(
         ),
     ],
     otherwise=Slip(
-        says="compare your slopes for 4 heads, the first and the last, with the chapter's.",
-        then="the slopes form a geometric sequence that ends at the same slope for every head count.",
+        says="compare your slopes for {n_heads} heads, the first and the last, with the chapter's.",
+        then="for a power of two the slopes form a geometric sequence that ends at the same slope for every head"
+        " count; for another count, reread the chapter's rule.",
     ),
 )
 
