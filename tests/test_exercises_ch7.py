@@ -10,9 +10,9 @@ import torch
 from transformerland.exercises.ch7 import (
     EXERCISES,
     GGUF_UNPERMUTE,
+    check_base_range,
     check_gguf_unpermute,
     check_position_ids,
-    check_turning_pairs,
 )
 from transformerland.llm import position_ids_from_mask
 
@@ -117,52 +117,53 @@ def test_the_one_head_hint_names_the_call_s_head_count():
     assert "each of the n_heads heads" in hidden.message and "grader's calls" in hidden.message, hidden
 
 
-# --- ex-7-3: the pairs that come full circle -------------------------------------------------------------
+# --- ex-7-3: the bases that make exactly the first pairs come full circle ----------------------------------
 
 
-def reference_turning_pairs(head_dim, base, context):
-    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
-    return torch.nonzero((context - 1) * theta >= 2 * math.pi).flatten()
+def base_range(d, L, n, turn=2 * math.pi, offset=1, step=2):
+    """Exactly pairs 0 … n - 1 turn once over L - offset positions for low < base <= high: (low, high)."""
+    reach = (L - offset) / turn  # pair i turns once when base ** (step * i / d) <= reach
+    return reach ** (d / (step * n)), reach ** (d / (step * (n - 1)))
 
 
-def flags(head_dim, base, context):
-    theta = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
-    return ((context - 1) * theta >= 2 * math.pi).long()
+def turning(d, base, L):
+    """How many pairs complete a turn over L - 1 positions at this base, counted directly."""
+    theta = base ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    return int(((L - 1) * theta >= 2 * math.pi).sum())
 
 
-def test_turning_pairs_reference_passes_in_any_order(verdict):
-    assert check_turning_pairs(reference_turning_pairs)
+def test_the_range_is_where_exactly_the_first_pairs_turn():
+    for d, L, n in [(64, 8192, 16), (64, 8192, 20), (128, 32768, 40), (16, 100, 3)]:
+        low, high = base_range(d, L, n)
+        assert turning(d, low * 1.0001, L) == turning(d, high, L) == n
+        assert turning(d, low, L) == n + 1 or turning(d, low * 0.9999, L) == n + 1
+        assert turning(d, high * 1.0001, L) == n - 1
+
+
+def test_base_range_reference_passes(verdict):
+    assert check_base_range(base_range)
     assert verdict().word == "PASSED"
-    assert check_turning_pairs(lambda *args: reference_turning_pairs(*args).tolist()[::-1]), "any order is fine"
+    assert check_base_range(lambda *args: torch.tensor(base_range(*args))), "a tensor is fine too"
 
 
 @pytest.mark.parametrize(
     ("wrong", "says"),
     [
-        (lambda d, base, L: reference_turning_pairs(d, base, L + 1), "one too large"),
-        (
-            lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(0, d, 2) / d) >= 1).flatten(),
-            "what one turn measures",
-        ),
-        (
-            lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(d // 2) / d) >= 2 * math.pi).flatten(),
-            "half as fast",
-        ),
-        (
-            lambda d, base, L: torch.nonzero(
-                (L - 1) * base ** (-2 * torch.arange(0, d, 2) / d) >= 2 * math.pi
-            ).flatten(),
-            "twice as fast",
-        ),
-        (
-            lambda d, base, L: torch.nonzero((L - 1) * base ** (-torch.arange(0, d, 2) / d) < 2 * math.pi).flatten(),
-            "never complete a turn",
-        ),
-        (flags, "yes/no flag"),
+        (lambda d, L, n: base_range(d, L, n)[::-1], "wrong order"),
+        (lambda d, L, n: base_range(d, L, n, offset=0), "one too large"),
+        (lambda d, L, n: base_range(d, L, n, turn=1.0), "what one turn measures"),
+        (lambda d, L, n: base_range(d, L, n + 1), "one pair too many"),
+        (lambda d, L, n: base_range(d, L, n - 1), "one pair too few"),
+        (lambda d, L, n: base_range(d, L, n, step=1), "half as fast"),
     ],
 )
-def test_turning_pairs_slips_are_named_then_hinted(wrong, says):
-    named_then_hinted(check_turning_pairs, wrong, says)
+def test_base_range_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_base_range, wrong, says)
+
+
+def test_a_range_off_everywhere_gets_the_general_hint():
+    result = check_base_range(lambda d, L, n: (2.0, 3.0))
+    assert not result and "inequality on the base" in result.hint
 
 
 def test_every_hidden_draw_makes_calls_the_notebook_never_made():

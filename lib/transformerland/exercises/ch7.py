@@ -2,11 +2,12 @@
 
 * :data:`POSITION_IDS` (ex-7-1): position ids from a padding mask.
 * :data:`GGUF_UNPERMUTE` (ex-7-2): llama.cpp's query/key row order back to transformers' halves.
-* :data:`TURNING_PAIRS` (ex-7-3): which rotary pairs complete a full turn within a context.
+* :data:`BASE_RANGE` (ex-7-3): the bases for which exactly the first pairs complete a full turn within a context.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any
@@ -14,17 +15,17 @@ from typing import Any
 import torch
 
 from ..encodings.rotary import halves_to_pairs
-from ..llm import gguf_rows_to_halves, position_ids_from_mask, rotary_turns
-from .exercise import Exercise, Kind, Slip, Tensor, call
+from ..llm import gguf_rows_to_halves, position_ids_from_mask
+from .exercise import Call, Exercise, Kind, Slip, Tensor, call
 
 __all__ = [
+    "BASE_RANGE",
     "EXERCISES",
     "GGUF_UNPERMUTE",
     "POSITION_IDS",
-    "TURNING_PAIRS",
+    "check_base_range",
     "check_gguf_unpermute",
     "check_position_ids",
-    "check_turning_pairs",
 ]
 
 
@@ -214,95 +215,84 @@ GGUF_UNPERMUTE = Exercise(
     ),
 )
 
-# --- ex-7-3: the pairs that come full circle -------------------------------------------------------------
+# --- ex-7-3: the bases that make exactly the first pairs come full circle ----------------------------------
 
 
-def _turning(head_dim: int, base: float, context: int) -> torch.Tensor:
-    """The pairs (0-based) that complete a full turn over the largest offset in the context, ``context - 1``."""
-    return torch.nonzero(rotary_turns(context - 1, head_dim, base) >= 1).flatten()
+def _base_range(head_dim: int, context: int, n_turning: int) -> torch.Tensor:
+    """``(2,)``: the bases ``low < b <= high`` for which exactly pairs ``0 … n_turning - 1`` complete a turn over
+    the largest offset in the context, ``context - 1``. Pair ``i`` turns ``(context - 1) b^(-2i/d)`` radians
+    there, a full turn when ``b^(2i/d) <= (context - 1) / 2π``: pair ``n_turning - 1`` must, pair ``n_turning``
+    must not."""
+    return _range(head_dim, (context - 1) / (2 * math.pi), n_turning)
 
 
-@dataclass(frozen=True)
-class _PairSet(Kind):
-    """Pair indices as whole numbers, in any order."""
-
-    def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
-        pairs = _whole(got)
-        if pairs is None:
-            return "it did not return the pair indices as a tensor of whole numbers"
-        pairs, expected = pairs.flatten().sort().values, torch.as_tensor(expected).flatten().sort().values
-        if pairs.shape == expected.shape and torch.equal(pairs.to(expected.dtype), expected):
-            return None
-        shown = "" if hidden else f": {pairs.tolist()[:8]}{'…' if len(pairs) > 8 else ''}"
-        return f"it names {len(pairs)} pairs, not the right ones" + shown
+def _range(head_dim: int, reach: float, n_turning: int, step: float = 2.0) -> torch.Tensor:
+    """The bases between which pairs ``0 … n_turning - 1`` satisfy ``b^(step·i/d) <= reach`` and no other: ``(2,)``."""
+    low = reach ** (head_dim / (step * n_turning))
+    high = reach ** (head_dim / (step * (n_turning - 1)))
+    return torch.tensor([low, high], dtype=torch.float64)
 
 
-def _theta(head_dim: int, base: float, exponent: float = 2.0) -> torch.Tensor:
-    return base ** (-exponent * torch.arange(head_dim // 2, dtype=torch.float64) / head_dim)
+def _hidden_calls(r: random.Random) -> list[Call]:
+    head_dim = r.choice([32, 64, 128])
+    return [
+        call(head_dim, r.randrange(256, 4256), r.randrange(2, head_dim // 2)),
+        call(16, r.randrange(50, 80), r.randrange(2, 8)),
+    ]
 
 
-TURNING_PAIRS = Exercise(
+BASE_RANGE = Exercise(
     "ex-7-3",
-    "my_turning_pairs",
-    checker="check_turning_pairs",
-    what="pairs that complete a turn",
-    reference=_turning,
-    withheld=("transformerland.llm.inside.rotary_turns",),
-    public=[call(64, 100000.0, 8192), call(64, 10000.0, 512), call(16, 10000.0, 100), call(8, 10.0, 7)],
-    hidden=lambda r: [
-        call(r.choice([32, 64, 128]), 10_000.0, r.randrange(256, 4256)),
-        call(16, 500.0, r.randrange(50, 80)),
-    ],
-    answer=_PairSet(),
+    "my_base_range",
+    checker="check_base_range",
+    what="the bases that turn exactly the first pairs",
+    reference=_base_range,
+    public=[call(64, 8192, 20), call(64, 4096, 16), call(128, 32768, 40), call(16, 100, 3)],
+    hidden=_hidden_calls,
+    answer=Tensor(rtol=1e-6),
     slips=[
         Slip(
-            when=lambda got, head_dim, base, context: (
-                torch.as_tensor(got).numel() == head_dim // 2 and set(torch.as_tensor(got).flatten().tolist()) <= {0, 1}
-            ),
-            says="it returned a yes/no flag per pair; the question asks for the indices of the pairs that turn.",
-            then="torch has a function that turns a tensor of flags into the positions of its true entries.",
+            lambda head_dim, context, n_turning: _base_range(head_dim, context, n_turning).flip(0),
+            says="your two bases are in the wrong order: the first is the lower end, which no base may equal.",
+            then="which of your two conditions gives the larger base?",
         ),
         Slip(
-            lambda head_dim, base, context: torch.nonzero(
-                context * _theta(head_dim, base) >= 6.283185307179586
-            ).flatten(),
+            lambda head_dim, context, n_turning: _range(head_dim, context / (2 * math.pi), n_turning),
             says="your largest offset is one too large: the first token sits at position 0.",
             then="in a context of {context} tokens, how far apart are the first and the last?",
         ),
         Slip(
-            lambda head_dim, base, context: torch.nonzero((context - 1) * _theta(head_dim, base) >= 1).flatten(),
-            says="too many pairs turn: your full turn is too small. Look at what one turn measures in radians.",
+            lambda head_dim, context, n_turning: _range(head_dim, context - 1.0, n_turning),
+            says="your full turn is too small. Look at what one turn measures in radians.",
             then="θ_i is an angle per position, in radians.",
         ),
         Slip(
-            lambda head_dim, base, context: torch.nonzero(
-                (context - 1) * _theta(head_dim, base, 1.0) >= 6.283185307179586
-            ).flatten(),
-            says="too many pairs turn: your frequencies fall only half as fast along the pairs. Look at the exponent.",
+            lambda head_dim, context, n_turning: _base_range(head_dim, context, n_turning + 1),
+            says="with your bases one pair too many completes a turn: {n_turning} pairs, counted from 0, end at which"
+            " index?",
+            then="write which pair must turn and which must not, by their indices.",
+        ),
+        Slip(
+            lambda head_dim, context, n_turning: _base_range(head_dim, context, max(n_turning - 1, 2)),
+            says="with your bases one pair too few completes a turn: {n_turning} pairs, counted from 0, end at which"
+            " index?",
+            then="write which pair must turn and which must not, by their indices.",
+        ),
+        Slip(
+            lambda head_dim, context, n_turning: _range(head_dim, (context - 1) / (2 * math.pi), n_turning, 1.0),
+            says="your frequencies fall only half as fast along the pairs. Look at the exponent of pair i.",
             then="write the exponent for pair i, then for pair i + 1: how much should it grow?",
-        ),
-        Slip(
-            lambda head_dim, base, context: torch.nonzero(
-                (context - 1) * _theta(head_dim, base, 4.0) >= 6.283185307179586
-            ).flatten(),
-            says="too few pairs turn: your frequencies fall twice as fast along the pairs. Look at the exponent.",
-            then="the slowest pair's exponent should come close to 1, not to 2.",
-        ),
-        Slip(
-            lambda head_dim, base, context: torch.nonzero(rotary_turns(context - 1, head_dim, base) < 1).flatten(),
-            says="these are the pairs that never complete a turn; the question asks for the ones that do.",
-            then="look at the direction of your comparison.",
         ),
     ],
     otherwise=Slip(
-        says="work out pair 0 and the slowest pair by hand: how many radians does each turn over the context?",
-        then="a pair completes a turn when its largest angle reaches a full circle.",
+        says="write the condition for one pair to complete a turn as an inequality on the base, by hand.",
+        then="then ask it of the last pair that must turn, and of the first that must not.",
     ),
 )
 
 #: Every exercise of the chapter with a checker, in order.
-EXERCISES = [POSITION_IDS, GGUF_UNPERMUTE, TURNING_PAIRS]
+EXERCISES = [POSITION_IDS, GGUF_UNPERMUTE, BASE_RANGE]
 
 check_position_ids = POSITION_IDS.checker_function()
 check_gguf_unpermute = GGUF_UNPERMUTE.checker_function()
-check_turning_pairs = TURNING_PAIRS.checker_function()
+check_base_range = BASE_RANGE.checker_function()
