@@ -189,8 +189,8 @@ ALIBI_SLOPES = Exercise(
             _power_of_two_slopes,
             says="{n_heads} is not a power of two, and your slopes for it follow the geometric rule of powers of two;"
             " ALiBi's code does not.",
-            then="reread the chapter's rule for such head counts: which heads' slopes does it start from, and which"
-            " fill up the rest?",
+            then="set the chapter's 12-head slopes beside those of 8 and of 16 heads: which do they start from, and"
+            " which fill up the rest?",
         ),
         Slip(
             lambda n_heads: _filled_up(n_heads, lambda doubled: doubled[1::2]),
@@ -200,7 +200,7 @@ ALIBI_SLOPES = Exercise(
         Slip(
             lambda n_heads: _filled_up(n_heads, lambda doubled: doubled),
             says="with {n_heads} heads your extra slopes are the first of twice as many heads', taken in a row.",
-            then="reread which of those slopes the chapter's rule takes.",
+            then="which of those do the chapter's 12-head slopes take?",
         ),
         Slip(
             lambda n_heads: 1.0 / (2.0 * _head(n_heads)),
@@ -216,7 +216,7 @@ ALIBI_SLOPES = Exercise(
     otherwise=Slip(
         says="compare your slopes for {n_heads} heads, the first and the last, with the chapter's.",
         then="for a power of two the slopes form a geometric sequence that ends at the same slope for every head"
-        " count; for another count, reread the chapter's rule.",
+        " count; for another count, set the chapter's 12-head slopes beside those of 8 and of 16 heads.",
     ),
 )
 
