@@ -12,6 +12,7 @@ from transformerland.encodings import rope_frequencies, scaling_recipes
 from transformerland.passkey import (
     WORDING,
     WORDINGS,
+    fisher_p,
     load_passkey_grid,
     long_context_recipes,
     mcnemar_p,
@@ -205,6 +206,28 @@ def test_wilson_interval_refuses_bad_counts(args, error, match):
 def test_mcnemar_p_is_the_two_sided_sign_test(only_a, only_b, p):
     assert mcnemar_p(only_a, only_b) == pytest.approx(p, rel=1e-6)  # scipy's binomtest agrees
     assert mcnemar_p(only_b, only_a) == mcnemar_p(only_a, only_b)
+
+
+@pytest.mark.parametrize(
+    ("counts", "p"),
+    [((3, 4, 1, 4), 34 / 70), ((41, 60, 104, 120), 0.00495144), ((36, 60, 94, 120), 0.01322208),
+     ((0, 5, 5, 5), 0.00793651), ((2, 30, 7, 30), 0.14549922), ((60, 60, 110, 120), 0.03207126),
+     ((10, 10, 10, 10), 1.0), ((0, 60, 0, 120), 1.0)],
+)  # fmt: skip
+def test_fisher_p_is_the_two_sided_exact_test(counts, p):
+    assert fisher_p(*counts) == pytest.approx(p, rel=1e-6)  # scipy's fisher_exact agrees
+    a, n, b, m = counts
+    assert fisher_p(b, m, a, n) == pytest.approx(fisher_p(*counts), rel=1e-9)  # the groups' order does not matter
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "match"),
+    [((5, 4, 1, 4), ValueError, "found_a = 5 is more than trials_a"), ((1, 4, 9, 8), ValueError, "found_b"),
+     ((1, 0, 1, 4), ValueError, "trials_a"), ((1.0, 4, 1, 4), TypeError, "found_a")],
+)  # fmt: skip
+def test_fisher_p_refuses_bad_counts(args, error, match):
+    with pytest.raises(error, match=match):
+        fisher_p(*args)
 
 
 @pytest.mark.parametrize(("args", "error", "match"), [((-1, 3), ValueError, "only_a"), ((2, 1.5), TypeError, "only_b")])

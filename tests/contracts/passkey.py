@@ -167,6 +167,14 @@ CONTRACTS = [
         reference=lambda out, a: 0.0 <= out[0] <= a["found"] / a["trials"] <= out[1] <= 1.0,
     ),
     contract(
+        "transformerland.experiments.passkey.fisher_p",
+        found_a=Count(3, low=0, high=4),
+        trials_a=Size(4),
+        found_b=Count(1, low=0, high=4),
+        trials_b=Size(4),
+        reference=lambda out, a: 0.0 < out <= 1.0,
+    ),
+    contract(
         "transformerland.experiments.passkey.mcnemar_p",
         only_a=Count(5, low=0),
         only_b=Count(2, low=0),

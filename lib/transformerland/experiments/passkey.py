@@ -55,6 +55,7 @@ __all__ = [
     "PasskeyPrompt",
     "PasskeyResult",
     "Wording",
+    "fisher_p",
     "greedy_digits",
     "load_passkey_grid",
     "long_context_recipes",
@@ -407,6 +408,43 @@ def mcnemar_p(only_a: int, only_b: int) -> float:
     ]
     top = max(logs)
     return min(1.0, 2 * math.exp(top) * sum(math.exp(term - top) for term in logs))
+
+
+def fisher_p(found_a: int, trials_a: int, found_b: int, trials_b: int) -> float:
+    """Exact two-sided Fisher test of two shares measured on *different* trials: its p-value.
+
+    Where two rows answered the same needles, :func:`mcnemar_p` compares them needle by needle; two
+    groups of different needles (a row's shorter prompts against its longer ones) can only be compared
+    by their counts. Given the ``found_a + found_b`` keys found among all ``trials_a + trials_b``
+    needles, were the two shares equal, any ``trials_a`` of the needles would be as likely as any
+    other to be group a, so group a's count follows the hypergeometric law
+    ``P(k) = C(found, k) · C(missed, trials_a − k) / C(trials, trials_a)``. The p-value sums ``P(k)``
+    over every ``k`` no more likely than the one seen. 3 of 4 against 1 of 4 gives 34/70 ≈ 0.49;
+    41 of 60 against 104 of 120, about 0.005. (The terms are summed as logarithms, as in
+    :func:`mcnemar_p`.)
+    """
+    trials_a = require_positive_int(trials_a, "trials_a")
+    trials_b = require_positive_int(trials_b, "trials_b")
+    found_a = require_int(found_a, "found_a", low=0)
+    found_b = require_int(found_b, "found_b", low=0)
+    for found, trials, name in ((found_a, trials_a, "a"), (found_b, trials_b, "b")):
+        if found > trials:
+            raise ValueError(
+                f"found_{name} = {found} is more than trials_{name} = {trials}; count the keys found among them."
+            )
+    found, trials = found_a + found_b, trials_a + trials_b
+
+    def log_choose(n: int, k: int) -> float:
+        return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+    def log_p(k: int) -> float:  # group a finds k of the found keys
+        return log_choose(found, k) + log_choose(trials - found, trials_a - k) - log_choose(trials, trials_a)
+
+    possible = range(max(0, trials_a - (trials - found)), min(found, trials_a) + 1)
+    seen = log_p(found_a)
+    logs = [log_p(k) for k in possible if log_p(k) <= seen + 1e-9]  # as likely as the one seen, or less
+    top = max(logs)
+    return min(1.0, math.exp(top) * sum(math.exp(term - top) for term in logs))
 
 
 def needle_depths(count: int) -> list[float]:
