@@ -375,10 +375,7 @@ def wilson_interval(found: int, trials: int, z: float = 1.96) -> tuple[float, fl
     Unlike ``p ± z·√(p(1−p)/n)``, it stays inside [0, 1] and is not empty at 0 or ``trials``
     found: 10 of 10 gives about (0.72, 1.0), so ten needles cannot tell 100 % from 80 %.
     """
-    trials = require_positive_int(trials, "trials")
-    found = require_int(found, "found", low=0)
-    if found > trials:
-        raise ValueError(f"found = {found} is more than trials = {trials}; count the needles found among them.")
+    found, trials = _found_of(found, trials)
     if not isinstance(z, (int, float)) or isinstance(z, bool) or not math.isfinite(z) or z <= 0:
         raise ValueError(f"z must be a positive number of standard deviations (1.96 for 95 %), got {z!r}.")
     share = found / trials
@@ -403,11 +400,7 @@ def mcnemar_p(only_a: int, only_b: int) -> float:
     n, fewer = only_a + only_b, min(only_a, only_b)
     if 2 * fewer == n:
         return 1.0
-    logs = [
-        math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1) - n * math.log(2) for k in range(fewer + 1)
-    ]
-    top = max(logs)
-    return min(1.0, 2 * math.exp(top) * sum(math.exp(term - top) for term in logs))
+    return min(1.0, 2 * _sum_of_exps([_log_choose(n, k) - n * math.log(2) for k in range(fewer + 1)]))
 
 
 def fisher_p(found_a: int, trials_a: int, found_b: int, trials_b: int) -> float:
@@ -423,28 +416,39 @@ def fisher_p(found_a: int, trials_a: int, found_b: int, trials_b: int) -> float:
     41 of 60 against 104 of 120, about 0.005. (The terms are summed as logarithms, as in
     :func:`mcnemar_p`.)
     """
-    trials_a = require_positive_int(trials_a, "trials_a")
-    trials_b = require_positive_int(trials_b, "trials_b")
-    found_a = require_int(found_a, "found_a", low=0)
-    found_b = require_int(found_b, "found_b", low=0)
-    for found, trials, name in ((found_a, trials_a, "a"), (found_b, trials_b, "b")):
-        if found > trials:
-            raise ValueError(
-                f"found_{name} = {found} is more than trials_{name} = {trials}; count the keys found among them."
-            )
+    found_a, trials_a = _found_of(found_a, trials_a, "_a")
+    found_b, trials_b = _found_of(found_b, trials_b, "_b")
     found, trials = found_a + found_b, trials_a + trials_b
-
-    def log_choose(n: int, k: int) -> float:
-        return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-
-    def log_p(k: int) -> float:  # group a finds k of the found keys
-        return log_choose(found, k) + log_choose(trials - found, trials_a - k) - log_choose(trials, trials_a)
-
     possible = range(max(0, trials_a - (trials - found)), min(found, trials_a) + 1)
-    seen = log_p(found_a)
-    logs = [log_p(k) for k in possible if log_p(k) <= seen + 1e-9]  # as likely as the one seen, or less
+    # group a finds k of the found keys: log P(k), for every k the margins allow
+    logs = {
+        k: _log_choose(found, k) + _log_choose(trials - found, trials_a - k) - _log_choose(trials, trials_a)
+        for k in possible
+    }
+    seen = logs[found_a]
+    return min(1.0, _sum_of_exps([term for term in logs.values() if term <= seen + 1e-9]))  # no more likely
+
+
+def _found_of(found: int, trials: int, suffix: str = "") -> tuple[int, int]:
+    """``found`` of ``trials`` needles, checked: ``trials`` positive, ``0 <= found <= trials``."""
+    trials = require_positive_int(trials, f"trials{suffix}")
+    found = require_int(found, f"found{suffix}", low=0)
+    if found > trials:
+        raise ValueError(
+            f"found{suffix} = {found} is more than trials{suffix} = {trials}; count the needles found among them."
+        )
+    return found, trials
+
+
+def _log_choose(n: int, k: int) -> float:
+    """``ln C(n, k)``, through the log-gamma function, so that large counts neither overflow nor take long."""
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _sum_of_exps(logs: list[float]) -> float:
+    """``Σ exp(term)`` over ``logs``, with the largest term factored out so that none underflows to 0."""
     top = max(logs)
-    return min(1.0, math.exp(top) * sum(math.exp(term - top) for term in logs))
+    return math.exp(top) * sum(math.exp(term - top) for term in logs)
 
 
 def needle_depths(count: int) -> list[float]:
