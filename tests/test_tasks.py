@@ -135,3 +135,27 @@ def test_bad_vocabulary_is_named(cls: type) -> None:
         cls(vocab_size=0)
     with pytest.raises(TypeError, match="vocab_size"):
         cls(vocab_size="16")
+
+
+def test_stationary_bigrams_match_a_long_sample_and_the_stationary_vector() -> None:
+    task = MarkovTask(vocab_size=5, order=2, seed=1)
+    joint = task.stationary_bigrams()  # (5, 5)
+    assert joint.shape == (5, 5) and abs(float(joint.sum()) - 1) < 1e-12 and bool((joint >= 0).all())
+    batch = task.sample(64, length=400, generator=torch.Generator().manual_seed(0))
+    tokens = torch.cat([batch.inputs, batch.targets[:, -1:]], dim=1)[:, 50:]  # past the uniform start
+    counts = torch.zeros(5, 5, dtype=torch.float64)
+    counts.index_put_(
+        (tokens[:, :-1].flatten(), tokens[:, 1:].flatten()), torch.ones(1, dtype=torch.float64), accumulate=True
+    )
+    assert float((counts / counts.sum() - joint).abs().max()) < 0.01
+    first = MarkovTask(vocab_size=4, order=1, seed=2)  # order 1: the stationary vector π of P, then π_b P(b, c)
+    P = first.transitions.double() / first.transitions.double().sum(-1, keepdim=True)
+    values, vectors = torch.linalg.eig(P.T)
+    pi = vectors[:, values.real.argmax()].real
+    pi = pi / pi.sum()
+    torch.testing.assert_close(first.stationary_bigrams(), pi[:, None] * P)
+
+
+def test_stationary_bigrams_reject_a_negative_number_of_steps() -> None:
+    with pytest.raises(ValueError, match="steps"):
+        MarkovTask(vocab_size=4).stationary_bigrams(steps=-1)

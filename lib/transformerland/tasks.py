@@ -141,6 +141,35 @@ class MarkovTask:
         probs, _ = self._scored(batch)
         return float((-(probs * probs.clamp_min(1e-12).log()).sum(-1)).mean())
 
+    def stationary_bigrams(self, steps: int = 512) -> torch.Tensor:
+        """How often each (current, next) pair of tokens occurs once a sequence has run long.
+
+        Starting from uniform contexts (the ``order`` tokens before a next one), the distribution over contexts
+        is carried ``steps`` tokens forward by the transition table; the last token of a context and the token
+        drawn after it then form a pair. From the result follow the bounds of simpler models: the entropy of
+        ``next`` given ``current`` is the best loss of a model that sees only the current token, and the entropy
+        of ``next`` alone that of a model that sees no token.
+
+        Args:
+            steps: how many tokens to carry the contexts forward (the distribution settles in far fewer
+                than 512 for the book's sources).
+
+        Returns:
+            ``(V, V)`` float64 on the CPU, summing to 1: entry ``(b, c)`` is the probability of token ``b``
+            followed by token ``c``.
+        """
+        steps = require_int(steps, "steps", low=0)
+        V, n_contexts = self.vocab_size, self.vocab_size**self.order
+        table = self.transitions.double()
+        table = table / table.sum(-1, keepdim=True)  # (V^order, V): context → next token, rows summing to 1
+        # context (a₁ … a_k) followed by c becomes context (a₂ … a_k, c)
+        following = (torch.arange(n_contexts)[:, None] % (n_contexts // V)) * V + torch.arange(V)  # (V^order, V)
+        contexts = torch.full((n_contexts,), 1 / n_contexts, dtype=torch.float64)
+        for _ in range(steps):
+            flow = (contexts[:, None] * table).flatten()
+            contexts = torch.zeros_like(contexts).index_add_(0, following.flatten(), flow)
+        return (contexts[:, None] * table).reshape(-1, V, V).sum(0)  # the context's last token is its index mod V
+
     def source_loss(self, batch: Batch) -> float:
         """Mean loss (nats) of the source's own next-token distributions on the scored targets of ``batch``.
 
