@@ -162,12 +162,12 @@ class MarkovTask:
         V, n_contexts = self.vocab_size, self.vocab_size**self.order
         table = self.transitions.double()
         table = table / table.sum(-1, keepdim=True)  # (V^order, V): context → next token, rows summing to 1
-        # context (a₁ … a_k) followed by c becomes context (a₂ … a_k, c)
-        following = (torch.arange(n_contexts)[:, None] % (n_contexts // V)) * V + torch.arange(V)  # (V^order, V)
+        # context (a₁ … a_k) followed by c becomes context (a₂ … a_k, c): (V^order · V,), row-major like the flow
+        following = ((torch.arange(n_contexts)[:, None] % (n_contexts // V)) * V + torch.arange(V)).flatten()
         contexts = torch.full((n_contexts,), 1 / n_contexts, dtype=torch.float64)
         for _ in range(steps):
             flow = (contexts[:, None] * table).flatten()
-            contexts = torch.zeros_like(contexts).index_add_(0, following.flatten(), flow)
+            contexts = torch.zeros_like(contexts).index_add_(0, following, flow)
         return (contexts[:, None] * table).reshape(-1, V, V).sum(0)  # the context's last token is its index mod V
 
     def source_loss(self, batch: Batch) -> float:
