@@ -29,6 +29,9 @@ BRANCH = CONFIG["repository"]["branch"]
 
 EXERCISE = re.compile(rf"```\{{exercise\}}[^\n]*\n:label: ({LABEL})\n(?:\s*:[a-z-]+:[^\n]*\n)*\s*\n?([^\n]*)")
 SOLUTION = re.compile(rf"```\{{(solution|solution-start)\}} ({LABEL})")
+#: The widest code line, in characters, that the site shows whole at 1280 px (tests/site/test_site_browser.py
+#: measures it on the built pages).
+SITE_CODE_WIDTH = 121
 FORBIDDEN_PATHS = [
     r"sys\.path",
     r"os\.chdir",
@@ -169,6 +172,16 @@ class TestNotebook:
         code = [c for c in nb.cells if c.cell_type == "code"]
         assert any("transformerland" in c.source and "import" in c.source for c in code[1:])
         assert any(c.get("outputs") for c in code), "outputs must be committed (execute the notebook in place)"
+
+    def test_code_a_reader_sees_fits_the_page(self, path: Path):
+        """No code line the site shows (folded ones included) is over 121 characters: wider ones are cut at the
+        right edge of a 1280 px page. The browser test measures it on the built site; this catches it in seconds."""
+        nb = load(path)
+        for i, cell in enumerate(nb.cells):
+            if cell.cell_type != "code" or {"remove-cell", "remove-input"} & set(tags(cell)):
+                continue
+            wide = [line for line in cell.source.splitlines() if len(line) > SITE_CODE_WIDTH]
+            assert not wide, f"cell {i}: {len(wide)} line(s) over {SITE_CODE_WIDTH} characters; wrap {wide[0][:60]!r}"
 
     def test_figures_have_alt_text_and_stay_small(self, path: Path):
         nb = load(path)
