@@ -286,12 +286,11 @@ def test_ch8_fine_tuned_recipes_on_the_markov_source(seed: int) -> None:
     others = {k: v[2] for k, v in F.items() if k != "linear (PI)"}
     assert all(max(v) - min(v) < 0.02 for v in F.values()), F
     rest = ("plain RoPE", "NTK-aware", "dynamic NTK (f=4)")
-    assert max(others["YaRN"], others["Llama 3"]) < min(others[k] for k in rest), F
-    assert F["linear (PI)"][2] > max(others.values()) + 0.05, F
+    for i in (2, 0):  # at 128 tokens, and the same order at the training length, 32
+        at = {k: v[i] for k, v in F.items() if k != "linear (PI)"}
+        assert max(at["YaRN"], at["Llama 3"]) < min(at[k] for k in rest), F
+        assert F["linear (PI)"][i] > max(at.values()) + 0.05, F
     assert others["plain RoPE"] - min(others.values()) < 0.06, F
-    at_32 = {k: v[0] for k, v in F.items() if k != "linear (PI)"}  # the same gaps at the training length
-    assert max(at_32["YaRN"], at_32["Llama 3"]) < min(at_32[k] for k in rest), F
-    assert F["linear (PI)"][0] > max(at_32.values()) + 0.05, F
 
 
 @pytest.mark.parametrize("seed", SEEDS)
