@@ -148,7 +148,11 @@ def grid_file(
         "recipes": recipes,
         "seed": args.seed,
         "wording": wording,
-        "wording_trial": ({"length": args.choose_wording, "found": tried} if tried else old.get("wording_trial")),
+        "wording_trial": (
+            {"length": args.choose_wording, "needles": args.depths, "found": tried}
+            if tried
+            else old.get("wording_trial")
+        ),
         "prompt": WORDINGS[wording].__dict__,
         "new_tokens": args.new_tokens,
         "judging": JUDGING,
