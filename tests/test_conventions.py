@@ -204,6 +204,13 @@ class TestNotebook:
         for label, meta in found:
             assert META_LINE.match(meta.strip()), f"{label}: first body line must be the meta line, got {meta!r}"
 
+    def test_dropdowns_are_admonitions(self, path: Path):
+        """A folded block is ``{admonition}`` with ``:class: dropdown``: sphinx-design's ``{dropdown}`` renders on the
+        site but stops the PDF, whose single-page build has no writer for it (tools/pdf.py)."""
+        assert "```{dropdown}" not in markdown(load(path)), (
+            f"{path.name}: write a folded block as ```{{admonition}} Title with ':class: dropdown', not {{dropdown}}"
+        )
+
     def test_every_solution_follows_its_exercise(self, path: Path):
         text = markdown(load(path))
         exercises = {m.group(1): m.start() for m in EXERCISE.finditer(text)}
