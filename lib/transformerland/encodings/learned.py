@@ -30,7 +30,8 @@ def check_fits(length: int, max_len: int, what: str = "This learned position tab
         raise SequenceTooLongError(
             f"{what} has {max_len} rows (positions 0 to {max_len - 1}), but the input has {length} positions. "
             f"A learned table has no row for position {max_len} or beyond, so it cannot extrapolate. "
-            "Truncate the input, use a sliding window, or extend the table: transformerland.remedies has each."
+            "Truncate the input, use a sliding window, or extend or interpolate the table and fine-tune: "
+            "transformerland.remedies has each."
         )
 
 
