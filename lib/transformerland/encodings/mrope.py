@@ -97,7 +97,9 @@ def mrope_position_ids(segments: Sequence[tuple[str, object]]) -> torch.Tensor:
 
     Text tokens count on from the current position ``p`` with the same id on all three axes; a grid
     placed at ``p`` gets ``(p + frame, p + row, p + col)``, row-major; after a grid, ``p`` becomes one
-    past the largest id it used.
+    past the largest id it used, ``p + max(t, h, w)``: the rule of the Qwen2-VL paper and of
+    ``transformers`` 4.x. ``transformers`` 5.x's ``get_rope_index`` moves on by ``max(h, w)`` alone, which
+    differs only for a clip with more frames than its longest side.
     """
     if isinstance(segments, str | bytes) or not isinstance(segments, Sequence) or not segments:
         raise TypeError(

@@ -290,7 +290,8 @@ MROPE_POSITION_IDS = Exercise(
             says="the text after a video that is longer in time than in space reuses ids the video already has."
             " Look at which axis reaches furthest.",
             then="a video's ids reach as far along time as along its rows and columns: the largest id can be a"
-            " time id.",
+            " time id (the Qwen2-VL paper's rule, which this exercise asks for; transformers 5.x's"
+            " get_rope_index does resume at p + max(h, w)).",
         ),
         Slip(
             _rows_swapped,
