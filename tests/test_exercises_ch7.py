@@ -10,65 +10,80 @@ import torch
 from transformerland.exercises.ch7 import (
     EXERCISES,
     GGUF_UNPERMUTE,
+    PACKED_POSITIONS,
+    _by_name,
+    _rows_run_together,
     check_base_range,
     check_gguf_unpermute,
-    check_position_ids,
+    check_packed_positions,
 )
-from transformerland.llm import position_ids_from_mask
 
 from tests.checkers import named_then_hinted
 
-# --- ex-7-1: positions from a padding mask ---------------------------------------------------------------
+# --- ex-7-1: positions in a packed row -------------------------------------------------------------------
 
 
-def reference_positions(mask):
-    return (mask.long().cumsum(dim=1) - 1).clamp(min=0)
+def looped_positions(text_ids):
+    """Slot by slot: one more than the slot before when the name is the same, else 0."""
+    positions = torch.zeros_like(text_ids)
+    for row in range(text_ids.shape[0]):
+        for slot in range(1, text_ids.shape[1]):
+            same = bool(text_ids[row, slot] == text_ids[row, slot - 1])
+            positions[row, slot] = positions[row, slot - 1] + 1 if same else 0
+    return positions
 
 
-def transformers_style_positions(mask):
-    """transformers' generate: the same count, with padding slots at 1."""
-    return (mask.long().cumsum(dim=1) - 1).masked_fill(mask == 0, 1)
+def vectorised_positions(text_ids):
+    """Each slot's column less the column where its text began."""
+    column = torch.arange(text_ids.shape[1]).expand_as(text_ids)
+    starts = torch.cat([torch.ones_like(text_ids[:, :1]), (text_ids.diff(dim=1) != 0).long()], dim=1)
+    return column - (column * starts).cummax(dim=1).values
 
 
-@pytest.mark.parametrize("fn", [reference_positions, transformers_style_positions])
-def test_position_ids_references_pass_whatever_valid_position_the_padding_holds(fn, verdict):
-    assert check_position_ids(fn)
+def test_the_packed_examples_come_out_as_a_reader_counts_them():
+    assert PACKED_POSITIONS.reference(torch.tensor([[5, 5, 2, 2, 2, 5, 5]])).tolist() == [[0, 1, 0, 1, 2, 0, 1]]
+    assert PACKED_POSITIONS.reference(torch.tensor([[0, 0, 1], [1, 1, 2]])).tolist() == [[0, 1, 0], [0, 1, 0]]
+
+
+@pytest.mark.parametrize("fn", [looped_positions, vectorised_positions])
+def test_packed_positions_pass_written_with_or_without_a_loop(fn, verdict):
+    assert check_packed_positions(fn)
     assert verdict().word == "PASSED"
+    for seed in (1, 2, 3):  # and on the grader's calls
+        assert PACKED_POSITIONS.grade(PACKED_POSITIONS.answers(fn, seed), seed)
 
 
-def test_the_library_s_own_positions_are_refused():
-    result = check_position_ids(lambda mask: position_ids_from_mask(mask))
-    assert not result and "write it yourself" in result.message
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_the_grader_s_calls_catch_both_naming_slips(seed):
+    for wrong in (_by_name, _rows_run_together):
+        assert not PACKED_POSITIONS.grade(PACKED_POSITIONS.answers(wrong, seed), seed)
 
 
 @pytest.mark.parametrize(
     ("wrong", "says"),
     [
-        (lambda mask: torch.arange(mask.shape[1]).expand_as(mask), "padding was counted"),
-        (lambda mask: mask.cumsum(dim=1), "count from 1"),
-        (
-            lambda mask: torch.arange(mask.shape[1]) - (mask == 0).sum(dim=1, keepdim=True),
-            "all the padding comes first",
-        ),
-        (lambda mask: mask.cumsum(dim=1) - 1, "negative position"),
-        (lambda mask: mask.cumsum(dim=1)[:, 1:], "same shape as the mask"),
-        (lambda mask: mask.cumsum(dim=1) - 1.5, "not an integer tensor"),
-        (lambda mask: (mask.cumsum(dim=1) - 1).clamp(min=0).float(), "not an integer tensor"),
+        (lambda ids: torch.arange(ids.shape[1]).expand_as(ids), "counted from the start of its row"),
+        (lambda ids: looped_positions(ids) + 1, "count from 1"),
+        (_by_name, "a name that comes back"),
+        (_rows_run_together, "rows ran together"),
+        (lambda ids: looped_positions(ids)[:, 1:], "same shape as text_ids"),
+        (lambda ids: looped_positions(ids).float(), "not an integer tensor"),
+        (lambda ids: looped_positions(ids).tolist() if ids.shape[0] > 1 else "0", "not an integer tensor"),
     ],
 )
-def test_position_ids_slips_are_named_then_hinted(wrong, says):
-    named_then_hinted(check_position_ids, wrong, says)
+def test_packed_positions_slips_are_named_then_hinted(wrong, says):
+    named_then_hinted(check_packed_positions, wrong, says)
 
 
-def test_position_ids_that_write_into_the_mask_or_crash_are_not_yet():
-    result = check_position_ids(lambda mask: mask.cumsum_(dim=1).sub_(1).clamp_(min=0))
+def test_packed_positions_that_write_into_the_input_or_crash_are_not_yet():
+    result = check_packed_positions(lambda ids: ids.copy_(looped_positions(ids.clone())))
     assert not result and "changed the arguments" in result.message
 
-    def stub(mask):
+    def stub(ids):
         raise NotImplementedError
 
-    assert "not written yet" in check_position_ids(stub).message
-    assert "AttributeError" in check_position_ids(lambda mask: mask.nope()).message
+    assert "not written yet" in check_packed_positions(stub).message
+    assert "AttributeError" in check_packed_positions(lambda ids: ids.nope()).message
 
 
 # --- ex-7-2: the GGUF row order undone -------------------------------------------------------------------

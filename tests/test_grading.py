@@ -289,7 +289,7 @@ def test_a_forbidden_call_and_a_write_into_the_input_fail_in_the_sandbox_too(tmp
             "import math, torch\nfrom transformerland.attention import single_head_attention as sha",
             "def my_attention(x, w_q, w_k, w_v):\n    return sha(x, w_q, w_k, w_v)[0]",
         ],
-        "07_observatory.ipynb": ["def my_position_ids(mask):\n    return mask.cumsum_(dim=1).sub_(1).clamp_(min=0)"],
+        "07_observatory.ipynb": ["def my_packed_positions(ids):\n    return ids.zero_()"],
     }
     chapters = grade_submissions.instructor_chapters(book.ROOT, "transformerland.exercises")
     (tmp_path / "dana").mkdir()

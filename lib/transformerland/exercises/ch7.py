@@ -1,6 +1,6 @@
 """Exercises of chapter 7, the Observatory (a real RoPE language model), as declarations.
 
-* :data:`POSITION_IDS` (ex-7-1): position ids from a padding mask.
+* :data:`PACKED_POSITIONS` (ex-7-1): position ids for several texts packed into one row.
 * :data:`GGUF_UNPERMUTE` (ex-7-2): llama.cpp's query/key row order back to transformers' halves.
 * :data:`BASE_RANGE` (ex-7-3): the bases for which exactly the first pairs complete a full turn within a context.
 """
@@ -9,23 +9,22 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from ..encodings.rotary import halves_to_pairs
-from ..llm import gguf_rows_to_halves, position_ids_from_mask
-from .exercise import Call, Exercise, Kind, Slip, Tensor, call
+from ..llm import gguf_rows_to_halves
+from .exercise import Call, Exercise, Slip, Tensor, call
 
 __all__ = [
     "BASE_RANGE",
     "EXERCISES",
     "GGUF_UNPERMUTE",
-    "POSITION_IDS",
+    "PACKED_POSITIONS",
     "check_base_range",
     "check_gguf_unpermute",
-    "check_position_ids",
+    "check_packed_positions",
 ]
 
 
@@ -40,110 +39,106 @@ def _whole(got: Any) -> torch.Tensor | None:
     return got if not got.is_floating_point() and not got.is_complex() and got.dtype != torch.bool else None
 
 
-# --- ex-7-1: positions from a padding mask ---------------------------------------------------------------
-
-#: What a padding slot holds in the reference's answer: any position from 0 is right there.
-_FREE = -(2**62)
+# --- ex-7-1: positions in a packed row -------------------------------------------------------------------
 
 
-def _positions(attention_mask: torch.Tensor) -> torch.Tensor:
-    """The real tokens' positions, 0, 1, 2, … from each row's first real token; padding slots are free."""
-    return position_ids_from_mask(attention_mask).masked_fill(attention_mask == 0, _FREE)
+def _packed_positions(text_ids: torch.Tensor) -> torch.Tensor:
+    """(B, T) text names → (B, T) positions counting 0, 1, 2, … from the start of each text.
+
+    A text starts at each row's first slot and wherever the name differs from the slot before.
+    """
+    column = torch.arange(text_ids.shape[1]).expand_as(text_ids)
+    starts = torch.ones_like(text_ids, dtype=torch.bool)
+    starts[:, 1:] = text_ids[:, 1:] != text_ids[:, :-1]
+    text_start = torch.where(starts, column, 0).cummax(dim=1).values  # the column where each slot's text began
+    return column - text_start
 
 
-@dataclass(frozen=True)
-class _RealPositions(Kind):
-    """Whole numbers of the mask's shape, equal to the answer on real tokens, at least 0 on padding."""
-
-    def fault(self, got: Any, expected: Any, hidden: bool) -> str | None:
-        ids = _whole(got)
-        if ids is None:
-            kind = got.dtype if isinstance(got, torch.Tensor) else type(got).__name__
-            return f"it returned {kind}, not whole numbers"
-        if ids.shape != expected.shape:
-            return f"it has shape {tuple(ids.shape)}" + ("" if hidden else f"; expected {tuple(expected.shape)}")
-        real = expected != _FREE
-        if not torch.equal(ids[real], expected[real].to(ids.dtype)):
-            shown = "" if hidden else f": {ids[real].tolist()}, not {expected[real].tolist()}"
-            return "the real tokens' positions are wrong" + shown
-        padding = ids[~real]
-        return None if bool(((padding >= 0) | (padding == _FREE)).all()) else "a padding slot got a negative position"
-
-    def close(self, got: Any, other: Any) -> bool:
-        """A slip's answer has no free slots: the same numbers everywhere."""
-        ids = _whole(got)
-        other = torch.as_tensor(other)
-        return ids is not None and ids.shape == other.shape and torch.equal(ids, other.to(ids.dtype))
+def _by_name(text_ids: torch.Tensor) -> torch.Tensor:
+    """The slip of grouping by name: each slot counts the earlier slots of its row with the same name."""
+    same = text_ids[:, :, None] == text_ids[:, None, :]  # (B, slot, earlier slot)
+    return torch.tril(same, diagonal=-1).sum(dim=2)
 
 
-def _padded_masks(r: random.Random) -> list:
-    """Left-, right- and left-padded masks, their widths and real tokens drawn with ``r``."""
+def _rows_run_together(text_ids: torch.Tensor) -> torch.Tensor:
+    """The slip of packing the batch as one long row: a row's first text continues the row above's last."""
+    return _packed_positions(text_ids.reshape(1, -1)).reshape(text_ids.shape)
+
+
+def _packed_rows(r: random.Random) -> list:
+    """Batches of packed rows drawn with ``r``; in each, a name comes back after another text, and a row starts
+    with the name the row above ended with (so neither naming slip can pass)."""
     calls = []
-    for left in (True, False, True):
-        width = r.randrange(4, 9)
-        reals = [r.randrange(1, width + 1) for _ in range(r.randrange(2, 4))]
-        rows = [[0] * (width - n) + [1] * n if left else [1] * n + [0] * (width - n) for n in reals]
+    for n_rows, width in ((2, r.randrange(6, 10)), (3, r.randrange(9, 14))):
+        rows, name = [], r.randrange(0, 3)
+        for _ in range(n_rows):
+            row = []
+            while len(row) < width:
+                row += [name] * r.randrange(1, 5)
+                name = (name + r.randrange(1, 3)) % 3  # three names in turn: each comes back
+            rows.append(row[:width])
+            name = rows[-1][-1]  # the next row starts with the name this one ended with
         calls.append(call(torch.tensor(rows)))
     return calls
 
 
-def _arange(attention_mask: torch.Tensor) -> torch.Tensor:
-    return torch.arange(attention_mask.shape[1]).expand_as(attention_mask)
+def _not_whole(got: Any, expected: Any, one: Call) -> Slip | None:
+    if _whole(got) is not None:
+        return None
+    return Slip(
+        says="your positions are not an integer tensor (a float or bool dtype, or no tensor at all): a model's "
+        "position_ids hold whole-number counts in an integer dtype.",
+        then="look at the dtype your computation ends in: which step changed it?",
+    )
 
 
-POSITION_IDS = Exercise(
+PACKED_POSITIONS = Exercise(
     "ex-7-1",
-    "my_position_ids",
-    checker="check_position_ids",
-    what="position ids from a padding mask",
-    reference=_positions,
-    withheld=("transformerland.llm.positions.position_ids_from_mask",),
-    public=[  # no padding, right padding, then left padding (the decoder's kind), and a row with one real token
-        call(torch.tensor([[1, 1, 1, 1]])),
-        call(torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]])),
-        call(torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])),
-        call(torch.tensor([[0, 0, 0, 1], [0, 1, 1, 1], [1, 1, 1, 1]])),
-        call(torch.tensor([[0, 1]])),
+    "my_packed_positions",
+    checker="check_packed_positions",
+    what="positions in a packed row",
+    reference=_packed_positions,
+    public=[  # one text, one-token texts, a name that comes back, then rows that must not run together
+        call(torch.tensor([[4, 4, 4, 4]])),
+        call(torch.tensor([[0, 0, 0, 1, 1], [0, 1, 2, 3, 4]])),
+        call(torch.tensor([[5, 5, 2, 2, 2, 5, 5]])),
+        call(torch.tensor([[0, 0, 1], [1, 1, 2]])),
     ],
-    hidden=_padded_masks,
-    answer=_RealPositions(),
+    hidden=_packed_rows,
+    answer=Tensor(),
+    judge=_not_whole,
     slips=[
         Slip(
-            when=lambda got, attention_mask: _whole(got) is None,
-            says="your positions are not an integer tensor (a float or bool dtype, or no tensor at all): a model's "
-            "position_ids hold whole-number counts in an integer dtype.",
-            then="look at the dtype your computation ends in: which step changed it?",
+            when=lambda got, text_ids: tuple(torch.as_tensor(got).shape) != tuple(text_ids.shape),
+            says="return one position per slot: the same shape as text_ids.",
+            then="every slot needs a position, the first of each text too.",
         ),
         Slip(
-            when=lambda got, attention_mask: tuple(torch.as_tensor(got).shape) != tuple(attention_mask.shape),
-            says="return one position per slot, padding included: the same shape as the mask.",
-            then="a padding slot needs a position too, even if nothing reads it.",
+            lambda text_ids: torch.arange(text_ids.shape[1]).expand_as(text_ids),
+            says="every slot was counted from the start of its row: only a row's first text starts there.",
+            then="where would the second text's first token be if it ran alone?",
         ),
         Slip(
-            _arange,
-            says="the padding was counted: every row got 0, 1, 2, … whatever its mask.",
-            then="only the real tokens count: how many real tokens come before each slot?",
+            lambda text_ids: _packed_positions(text_ids) + 1,
+            says="your texts count from 1: a text's first token sits at position 0.",
+            then="run the first text of a row alone: which position does its first token get?",
         ),
         Slip(
-            lambda attention_mask: attention_mask.cumsum(dim=1),
-            says="the real tokens count from 1: the first real token of a row sits at position 0.",
-            then="your count includes the slot itself: a position counts the real tokens strictly before it.",
+            _by_name,
+            says="a name that comes back, as in [5, 5, 2, 2, 2, 5, 5], continued the count of its first text: a new "
+            "text starts wherever the name changes, even to a name seen before.",
+            then="what matters is the slot just before, not the name itself.",
         ),
         Slip(
-            lambda attention_mask: _arange(attention_mask) - (attention_mask == 0).sum(dim=1, keepdim=True),
-            says="you subtracted the number of padding slots, which only works when all the padding comes first.",
-            then="try a row padded on the right: what should its real tokens get, and what does yours give?",
-        ),
-        Slip(
-            when=lambda got, attention_mask: bool((torch.as_tensor(got)[attention_mask == 0] < 0).any()),
-            says="a padding slot got a negative position: its position never matters, but it must be a valid one.",
-            then="what does your count give a slot before the first real token?",
+            _rows_run_together,
+            says="your rows ran together: a row's first text continued the text that ended the row above.",
+            then="every row starts a new text at its first slot, whatever the row above ended with.",
         ),
     ],
     otherwise=Slip(
-        says="work one padded row out by hand, a left-padded one and a right-padded one, and compare with yours.",
-        then="a row padded on the left and the same row unpadded must give their real tokens the same positions: "
-        "do yours?",
+        says="write one packed row out by hand, with the position each token would have if its text ran alone, and "
+        "compare with yours.",
+        then="for each slot, where did its text begin?",
     ),
 )
 
@@ -291,8 +286,8 @@ BASE_RANGE = Exercise(
 )
 
 #: Every exercise of the chapter with a checker, in order.
-EXERCISES = [POSITION_IDS, GGUF_UNPERMUTE, BASE_RANGE]
+EXERCISES = [PACKED_POSITIONS, GGUF_UNPERMUTE, BASE_RANGE]
 
-check_position_ids = POSITION_IDS.checker_function()
+check_packed_positions = PACKED_POSITIONS.checker_function()
 check_gguf_unpermute = GGUF_UNPERMUTE.checker_function()
 check_base_range = BASE_RANGE.checker_function()
