@@ -317,23 +317,32 @@ def test_ch8_plain_fine_tuning_catches_up_on_the_lookup(seed: int) -> None:
 def test_ch8_a_decoder_without_positions_counts_coarsely(seed: int) -> None:
     """A linear probe of the first block reads the position of a decoder without positions, coarsely (well under a
     constant guess's error on positions 0-31), and its reading levels off inside the training length (below 23.5
-    on positions 24-31, where the mean is 27.5) and stays there beyond it; its loss rises gently."""
-    nope = markov_decoder("none", seed)[0]
+    on positions 24-31, where the mean is 27.5) and stays there beyond it; its loss rises gently. The same model
+    before training (its starting weights) is read about as well (within 1 position), with the same levelling."""
     length = EXTRAPOLATION_SWEEP["recipe"]["length"]  # 32
     fit, test = (MARKOV.sample(64, 4 * length, torch.Generator().manual_seed(s)) for s in (5, 6))
-    with torch.no_grad():
-        first = [
-            torch.nn.functional.pad(nope.blocks[0](nope.embed(b.inputs)).double(), (0, 1), value=1.0)
-            for b in (fit, test)
-        ]
     seats = torch.arange(4 * length, dtype=torch.float64)
-    rows = first[0][:, :length].reshape(-1, first[0].shape[-1])
-    weights = torch.linalg.lstsq(rows, seats[:length].repeat(64)[:, None]).solution
-    read = (first[1] @ weights)[..., 0]  # (64, 128)
-    error = float((read[:, :length] - seats[:length]).abs().mean())
     guess = float((seats[:length] - seats[:length].mean()).abs().mean())
-    late, far = float(read[:, 24:32].mean()), float(read[:, 64:].mean())
-    assert error < 0.8 * guess and late < 27.5 - 4 and far < 32 and far - late < 5, (error, guess, late, far)
+
+    def probe(model: TinyTransformer) -> tuple[float, float, float]:
+        """The probe's mean error on positions 0-31, and its mean reading on 24-31 and on 64-127."""
+        with torch.no_grad():
+            first = [
+                torch.nn.functional.pad(model.blocks[0](model.embed(b.inputs)).double(), (0, 1), value=1.0)
+                for b in (fit, test)
+            ]
+        rows = first[0][:, :length].reshape(-1, first[0].shape[-1])
+        weights = torch.linalg.lstsq(rows, seats[:length].repeat(64)[:, None]).solution
+        read = (first[1] @ weights)[..., 0]  # (64, 128)
+        error = float((read[:, :length] - seats[:length]).abs().mean())
+        return error, float(read[:, 24:32].mean()), float(read[:, 64:].mean())
+
+    trained = probe(markov_decoder("none", seed)[0])
+    config = TransformerConfig(MARKOV.vocab_size, position="none", **EXTRAPOLATION_SWEEP["size"])
+    untrained = probe(TinyTransformer(config, seed=seed).eval())
+    for error, late, far in (trained, untrained):
+        assert error < 0.8 * guess and late < 27.5 - 4 and far < 32 and far - late < 5, (error, guess, late, far)
+    assert abs(trained[0] - untrained[0]) < 1, (trained, untrained)
     none, plain = point("markov", "none", seed)["losses"], point("markov", "rope", seed)["losses"]
     assert none[2] - none[0] < 0.25 and none[0] > plain[0] + 0.3, (none, plain)
 
