@@ -340,8 +340,8 @@ def test_ch8_a_decoder_without_positions_counts_coarsely(seed: int) -> None:
     trained = probe(markov_decoder("none", seed)[0])
     config = TransformerConfig(MARKOV.vocab_size, position="none", **EXTRAPOLATION_SWEEP["size"])
     untrained = probe(TinyTransformer(config, seed=seed).eval())
-    for error, late, far in (trained, untrained):
-        assert error < 0.8 * guess and late < 27.5 - 4 and far < 32 and far - late < 5, (error, guess, late, far)
+    for label, (error, late, far) in {"trained": trained, "untrained": untrained}.items():
+        assert error < 0.8 * guess and late < 27.5 - 4 and far < 32 and far - late < 5, (label, error, guess, late, far)
     assert abs(trained[0] - untrained[0]) < 1, (trained, untrained)
     none, plain = point("markov", "none", seed)["losses"], point("markov", "rope", seed)["losses"]
     assert none[2] - none[0] < 0.25 and none[0] > plain[0] + 0.3, (none, plain)

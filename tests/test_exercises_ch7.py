@@ -3,7 +3,9 @@ time, and the grader's calls are drawn apart from the notebook's."""
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 
 import pytest
 import torch
@@ -11,8 +13,6 @@ from transformerland.exercises.ch7 import (
     EXERCISES,
     GGUF_UNPERMUTE,
     PACKED_POSITIONS,
-    _by_name,
-    _rows_run_together,
     check_base_range,
     check_gguf_unpermute,
     check_packed_positions,
@@ -33,11 +33,45 @@ def looped_positions(text_ids):
     return positions
 
 
-def vectorised_positions(text_ids):
-    """Each slot's column less the column where its text began."""
-    column = torch.arange(text_ids.shape[1]).expand_as(text_ids)
-    starts = torch.cat([torch.ones_like(text_ids[:, :1]), (text_ids.diff(dim=1) != 0).long()], dim=1)
-    return column - (column * starts).cummax(dim=1).values
+def run_lengths_positions(text_ids):
+    """Row by row, the runs of equal names, each counted 0, 1, 2, …"""
+    rows = []
+    for row in text_ids:
+        runs = torch.unique_consecutive(row, return_counts=True)[1]
+        rows.append(torch.cat([torch.arange(int(n)) for n in runs]))
+    return torch.stack(rows)
+
+
+def counted_by_name(text_ids):
+    """A student's slip: a counter per name, so a name that comes back goes on counting."""
+    positions = torch.zeros_like(text_ids)
+    for row in range(text_ids.shape[0]):
+        seen = {}
+        for slot, name in enumerate(text_ids[row].tolist()):
+            positions[row, slot] = seen.get(name, 0)
+            seen[name] = seen.get(name, 0) + 1
+    return positions
+
+
+def carried_across_rows(text_ids):
+    """A student's slip: the loop's count carries over from the end of one row to the start of the next."""
+    positions, before, count = torch.zeros_like(text_ids), None, -1
+    for row in range(text_ids.shape[0]):
+        for slot in range(text_ids.shape[1]):
+            name = int(text_ids[row, slot])
+            count = count + 1 if name == before else 0
+            positions[row, slot], before = count, name
+    return positions
+
+
+def wrapped_round(text_ids):
+    """A student's slip: the loop starts at slot 0, whose slot before is index -1, the row's last."""
+    positions = torch.zeros_like(text_ids)
+    for row in range(text_ids.shape[0]):
+        for slot in range(text_ids.shape[1]):
+            same = bool(text_ids[row, slot] == text_ids[row, slot - 1])
+            positions[row, slot] = positions[row, slot - 1] + 1 if same else 0
+    return positions
 
 
 def test_the_packed_examples_come_out_as_a_reader_counts_them():
@@ -45,7 +79,7 @@ def test_the_packed_examples_come_out_as_a_reader_counts_them():
     assert PACKED_POSITIONS.reference(torch.tensor([[0, 0, 1], [1, 1, 2]])).tolist() == [[0, 1, 0], [0, 1, 0]]
 
 
-@pytest.mark.parametrize("fn", [looped_positions, vectorised_positions])
+@pytest.mark.parametrize("fn", [looped_positions, run_lengths_positions])
 def test_packed_positions_pass_written_with_or_without_a_loop(fn, verdict):
     assert check_packed_positions(fn)
     assert verdict().word == "PASSED"
@@ -53,10 +87,26 @@ def test_packed_positions_pass_written_with_or_without_a_loop(fn, verdict):
         assert PACKED_POSITIONS.grade(PACKED_POSITIONS.answers(fn, seed), seed)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
-def test_the_grader_s_calls_catch_both_naming_slips(seed):
-    for wrong in (_by_name, _rows_run_together):
-        assert not PACKED_POSITIONS.grade(PACKED_POSITIONS.answers(wrong, seed), seed)
+def test_every_hidden_draw_holds_what_catches_the_slips():
+    """On 5,000 grader seeds: each batch's first row has a name that comes back and ends with the name it starts
+    with, and every later row starts with the name the row above ended with."""
+    for seed in range(5000):
+        for one in PACKED_POSITIONS.hidden(random.Random(seed)):
+            rows = one.args[0].tolist()
+            first = rows[0]
+            runs = [name for k, name in enumerate(first) if k == 0 or name != first[k - 1]]
+            assert len(runs) > len(set(runs)) and first[0] == first[-1], (seed, rows)
+            assert all(row[0] == above[-1] for above, row in itertools.pairwise(rows)), (seed, rows)
+
+
+@pytest.mark.parametrize(
+    ("wrong", "says"),
+    [(counted_by_name, "a name that comes back"), (carried_across_rows, "rows ran together"), (wrapped_round, "")],
+)
+@pytest.mark.parametrize("seed", [1, 2, 3, 3721, 5157])
+def test_the_grader_s_calls_catch_the_students_slips(wrong, says, seed):
+    result = PACKED_POSITIONS.grade(PACKED_POSITIONS.answers(wrong, seed), seed)
+    assert not result and says in result.message, result
 
 
 @pytest.mark.parametrize(
@@ -64,11 +114,12 @@ def test_the_grader_s_calls_catch_both_naming_slips(seed):
     [
         (lambda ids: torch.arange(ids.shape[1]).expand_as(ids), "counted from the start of its row"),
         (lambda ids: looped_positions(ids) + 1, "count from 1"),
-        (_by_name, "a name that comes back"),
-        (_rows_run_together, "rows ran together"),
+        (counted_by_name, "a name that comes back"),
+        (carried_across_rows, "rows ran together"),
         (lambda ids: looped_positions(ids)[:, 1:], "same shape as text_ids"),
         (lambda ids: looped_positions(ids).float(), "not an integer tensor"),
-        (lambda ids: looped_positions(ids).tolist() if ids.shape[0] > 1 else "0", "not an integer tensor"),
+        (lambda ids: looped_positions(ids).tolist(), "not an integer tensor"),
+        (lambda ids: looped_positions(ids).numpy(), "not an integer tensor"),
     ],
 )
 def test_packed_positions_slips_are_named_then_hinted(wrong, says):

@@ -28,18 +28,12 @@ __all__ = [
 ]
 
 
-def _whole(got: Any) -> torch.Tensor | None:
-    """``got`` as a tensor of whole numbers, or None when it is not one."""
-    try:
-        got = torch.as_tensor(got).detach().cpu()
-    except (TypeError, ValueError, RuntimeError):
-        return None
-    if got.numel() == 0:  # an empty list has no dtype to speak of
-        return got.long()
-    return got if not got.is_floating_point() and not got.is_complex() and got.dtype != torch.bool else None
-
-
 # --- ex-7-1: positions in a packed row -------------------------------------------------------------------
+
+
+def _columns(text_ids: torch.Tensor) -> torch.Tensor:
+    """(B, T) → (B, T): each slot's column, 0 to T - 1, on ``text_ids``' device."""
+    return torch.arange(text_ids.shape[1], device=text_ids.device).expand_as(text_ids)
 
 
 def _packed_positions(text_ids: torch.Tensor) -> torch.Tensor:
@@ -47,7 +41,7 @@ def _packed_positions(text_ids: torch.Tensor) -> torch.Tensor:
 
     A text starts at each row's first slot and wherever the name differs from the slot before.
     """
-    column = torch.arange(text_ids.shape[1]).expand_as(text_ids)
+    column = _columns(text_ids)
     starts = torch.ones_like(text_ids, dtype=torch.bool)
     starts[:, 1:] = text_ids[:, 1:] != text_ids[:, :-1]
     text_start = torch.where(starts, column, 0).cummax(dim=1).values  # the column where each slot's text began
@@ -55,40 +49,50 @@ def _packed_positions(text_ids: torch.Tensor) -> torch.Tensor:
 
 
 def _by_name(text_ids: torch.Tensor) -> torch.Tensor:
-    """The slip of grouping by name: each slot counts the earlier slots of its row with the same name."""
+    """The slip of grouping by name, (B, T) → (B, T): each slot counts the earlier slots of its row with its name."""
     same = text_ids[:, :, None] == text_ids[:, None, :]  # (B, slot, earlier slot)
     return torch.tril(same, diagonal=-1).sum(dim=2)
 
 
 def _rows_run_together(text_ids: torch.Tensor) -> torch.Tensor:
-    """The slip of packing the batch as one long row: a row's first text continues the row above's last."""
+    """The slip of packing the batch as one long row, (B, T) → (B, T): a row's first text continues the row
+    above's last when the names match."""
     return _packed_positions(text_ids.reshape(1, -1)).reshape(text_ids.shape)
 
 
 def _packed_rows(r: random.Random) -> list:
-    """Batches of packed rows drawn with ``r``; in each, a name comes back after another text, and a row starts
-    with the name the row above ended with (so neither naming slip can pass)."""
+    """Two batches of packed rows drawn with ``r``, of 2 and 3 rows over the names 0, 1 and 2.
+
+    Each batch's first row is A…B…A: its first name comes back after another text (so grouping by name fails),
+    and it ends with the name it starts with (so a loop whose first slot compares itself with the row's last,
+    Python's index -1, fails). Every later row starts with the name the row above ended with (so rows run
+    together fail).
+    """
     calls = []
     for n_rows, width in ((2, r.randrange(6, 10)), (3, r.randrange(9, 14))):
-        rows, name = [], r.randrange(0, 3)
-        for _ in range(n_rows):
+        first, other = r.sample(range(3), 2)
+        a = r.randrange(1, width - 1)
+        b = r.randrange(1, width - a)
+        rows, name = [[first] * a + [other] * b + [first] * (width - a - b)], first
+        for _ in range(n_rows - 1):
             row = []
             while len(row) < width:
                 row += [name] * r.randrange(1, 5)
-                name = (name + r.randrange(1, 3)) % 3  # three names in turn: each comes back
+                name = (name + r.randrange(1, 3)) % 3  # another of the three names
             rows.append(row[:width])
             name = rows[-1][-1]  # the next row starts with the name this one ended with
         calls.append(call(torch.tensor(rows)))
     return calls
 
 
-def _not_whole(got: Any, expected: Any, one: Call) -> Slip | None:
-    if _whole(got) is not None:
+def _not_integer_tensor(got: Any, expected: Any, one: Call) -> Slip | None:
+    """The judge: position ids must come back as a tensor of an integer dtype (a model indexes with them)."""
+    if isinstance(got, torch.Tensor) and not (got.is_floating_point() or got.is_complex() or got.dtype == torch.bool):
         return None
     return Slip(
         says="your positions are not an integer tensor (a float or bool dtype, or no tensor at all): a model's "
         "position_ids hold whole-number counts in an integer dtype.",
-        then="look at the dtype your computation ends in: which step changed it?",
+        then="look at what your computation returns, and the dtype it ends in: which step changed it?",
     )
 
 
@@ -106,7 +110,7 @@ PACKED_POSITIONS = Exercise(
     ],
     hidden=_packed_rows,
     answer=Tensor(),
-    judge=_not_whole,
+    judge=_not_integer_tensor,
     slips=[
         Slip(
             when=lambda got, text_ids: tuple(torch.as_tensor(got).shape) != tuple(text_ids.shape),
@@ -114,7 +118,7 @@ PACKED_POSITIONS = Exercise(
             then="every slot needs a position, the first of each text too.",
         ),
         Slip(
-            lambda text_ids: torch.arange(text_ids.shape[1]).expand_as(text_ids),
+            _columns,
             says="every slot was counted from the start of its row: only a row's first text starts there.",
             then="where would the second text's first token be if it ran alone?",
         ),
