@@ -23,11 +23,11 @@ from tests.checkers import named_then_hinted
 # --- ex-7-1: positions in a packed row -------------------------------------------------------------------
 
 
-def looped_positions(text_ids):
-    """Slot by slot: one more than the slot before when the name is the same, else 0."""
+def looped_positions(text_ids, first_slot=1):
+    """Slot by slot: one more than the slot before when the name is the same, else 0 (from ``first_slot``)."""
     positions = torch.zeros_like(text_ids)
     for row in range(text_ids.shape[0]):
-        for slot in range(1, text_ids.shape[1]):
+        for slot in range(first_slot, text_ids.shape[1]):
             same = bool(text_ids[row, slot] == text_ids[row, slot - 1])
             positions[row, slot] = positions[row, slot - 1] + 1 if same else 0
     return positions
@@ -66,12 +66,7 @@ def carried_across_rows(text_ids):
 
 def wrapped_round(text_ids):
     """A student's slip: the loop starts at slot 0, whose slot before is index -1, the row's last."""
-    positions = torch.zeros_like(text_ids)
-    for row in range(text_ids.shape[0]):
-        for slot in range(text_ids.shape[1]):
-            same = bool(text_ids[row, slot] == text_ids[row, slot - 1])
-            positions[row, slot] = positions[row, slot - 1] + 1 if same else 0
-    return positions
+    return looped_positions(text_ids, first_slot=0)
 
 
 def test_the_packed_examples_come_out_as_a_reader_counts_them():
